@@ -1,0 +1,36 @@
+# Makefile: PGXS build of the pg_inventory extension, its regress and
+# isolation tests, and the two commands of the README (make demo, make test).
+
+PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
+
+# the control file is the only place that states the version
+EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)
+
+MODULE_big = pg_inventory
+OBJS = src/pg_inventory.o src/plans.o src/validate.o src/auth.o \
+	src/reservation.o src/stock.o src/worker.o
+MODULEDIR = extension
+DATA = extension/pg_inventory.control $(wildcard sql/pg_inventory--*.sql)
+
+REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
+REGRESS_OPTS = --inputdir=test --load-extension=pg_inventory
+ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
+ISOLATION_OPTS = --inputdir=test --outputdir=. --load-extension=pg_inventory
+
+PG_CPPFLAGS = -DPG_INVENTORY_VERSION=\"$(EXTVERSION)\"
+PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)
+
+.PHONY: deps test demo bench
+deps:
+	bash test/scripts/deps.sh
+
+# the whole test suite: its own server, every suite, one summary line
+test:
+	bash test/scripts/run_tests.sh
+
+# the main job: a realistic reservation workload end to end
+demo:
+	bash test/scripts/demo.sh

@@ -1,0 +1,145 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/pg_inventory.c
+ *		Module entry: settings (GUCs), the clock, and the expiry worker's
+ *		registration.
+ *
+ * The clock (CONTRACT.md "Time") is the server's clock at the moment of
+ * the check, GetCurrentTimestamp(), not the transaction start.  The
+ * superuser-only setting pg_inventory.frozen_now pins it for tests.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/datetime.h"
+#include "utils/guc.h"
+#include "utils/timestamp.h"
+
+#include "pg_inventory.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+static char *frozen_now_setting = NULL;
+static bool frozen_now_active = false;
+static TimestampTz frozen_now_value = 0;
+
+char	   *inventory_worker_database = NULL;
+int			inventory_worker_interval_ms = 1000;
+int			inventory_worker_batch_size = 1000;
+
+/*
+ * check_frozen_now
+ *		Parses pg_inventory.frozen_now as a timestamptz when it is set, so a
+ *		bad value is refused by SET itself.  Empty means the real clock.
+ *		Uses the datetime parser's error codes rather than timestamptz_in,
+ *		which would throw inside a check hook.
+ */
+static bool
+check_frozen_now(char **newval, void **extra, GucSource source)
+{
+	char		workbuf[MAXDATELEN + MAXDATEFIELDS];
+	char	   *field[MAXDATEFIELDS];
+	int			ftype[MAXDATEFIELDS];
+	int			nf;
+	int			dtype;
+	int			tz;
+	struct pg_tm tt;
+	fsec_t		fsec;
+	TimestampTz result;
+	TimestampTz *saved;
+	int			dterr;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+	{
+		*extra = NULL;
+		return true;
+	}
+	if (strlen(*newval) >= MAXDATELEN)
+	{
+		GUC_check_errdetail("The value is too long for a timestamp.");
+		return false;
+	}
+	dterr = ParseDateTime(*newval, workbuf, sizeof(workbuf), field, ftype,
+						  MAXDATEFIELDS, &nf);
+	if (dterr == 0)
+		dterr = DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz);
+	if (dterr != 0 || dtype != DTK_DATE || tm2timestamp(&tt, fsec, &tz, &result) != 0)
+	{
+		GUC_check_errdetail("pg_inventory.frozen_now must be a timestamp with time zone, or empty for the real clock.");
+		return false;
+	}
+	saved = malloc(sizeof(TimestampTz));
+	if (saved == NULL)
+		return false;
+	*saved = result;
+	*extra = saved;
+	return true;
+}
+
+static void
+assign_frozen_now(const char *newval, void *extra)
+{
+	frozen_now_active = (extra != NULL);
+	if (extra != NULL)
+		frozen_now_value = *(TimestampTz *) extra;
+}
+
+/*
+ * InventoryNow
+ *		The pg_inventory clock: pg_inventory.frozen_now when set, else the
+ *		current time (GetCurrentTimestamp, read at each call).
+ */
+TimestampTz
+InventoryNow(void)
+{
+	return frozen_now_active ? frozen_now_value : GetCurrentTimestamp();
+}
+
+void
+_PG_init(void)
+{
+	DefineCustomStringVariable("pg_inventory.frozen_now",
+							   "Pins the pg_inventory clock to this timestamp (tests only).",
+							   "Empty means the server's real clock. Only superusers can set it.",
+							   &frozen_now_setting,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_frozen_now,
+							   assign_frozen_now,
+							   NULL);
+	DefineCustomStringVariable("pg_inventory.worker_database",
+							   "Database in which the expiry worker runs expire_due.",
+							   "Empty disables the worker. Needs pg_inventory in shared_preload_libraries.",
+							   &inventory_worker_database,
+							   "",
+							   PGC_POSTMASTER,
+							   0,
+							   NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.worker_interval",
+							"Time between two expiry passes of the worker.",
+							NULL,
+							&inventory_worker_interval_ms,
+							1000, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.worker_batch_size",
+							"Reservations the worker expires per transaction.",
+							NULL,
+							&inventory_worker_batch_size,
+							1000, 1, 1000000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	MarkGUCPrefixReserved("pg_inventory");
+
+	if (process_shared_preload_libraries_in_progress &&
+		inventory_worker_database != NULL && inventory_worker_database[0] != '\0')
+		InventoryRegisterWorker();
+}

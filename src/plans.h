@@ -1,0 +1,42 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/plans.h
+ *		The saved SPI plans of pg_inventory: one per statement.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef INVENTORY_PLANS_H
+#define INVENTORY_PLANS_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+
+typedef enum InventoryPlanId
+{
+	PLAN_AUTH_TENANT,
+	PLAN_RES_CLAIM,
+	PLAN_RES_FETCH,
+	PLAN_RES_FETCH_LOCK,
+	PLAN_STOCK_LOCK,
+	PLAN_STOCK_MOVE,
+	PLAN_RES_CREATED,
+	PLAN_RES_REJECTED,
+	PLAN_RES_TRANSITION,
+	PLAN_EXPIRE_CLAIM,
+	PLAN_EXPIRE_RELEASE,
+	PLAN_STOCK_ENSURE,
+	PLAN_STOCK_LOCK_ONE,
+	PLAN_LEDGER_FETCH,
+	PLAN_LEDGER_APPLY,
+	PLAN_CHECK_INVARIANTS,
+	PLAN_GRANT_TENANT,
+	PLAN_REVOKE_TENANT,
+	PLAN_COUNT
+} InventoryPlanId;
+
+extern uint64 InventoryExec(InventoryPlanId id, Datum *values,
+							const char *nulls, bool read_only,
+							int expected_rc);
+
+#endif							/* INVENTORY_PLANS_H */

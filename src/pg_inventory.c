@@ -14,6 +14,7 @@
 
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "utils/builtins.h"
 #include "utils/datetime.h"
 #include "utils/guc.h"
 #include "utils/timestamp.h"
@@ -31,6 +32,7 @@ static TimestampTz frozen_now_value = 0;
 char	   *inventory_worker_database = NULL;
 int			inventory_worker_interval_ms = 1000;
 int			inventory_worker_batch_size = 1000;
+int			inventory_test_pause_lock = 0;
 
 /*
  * check_frozen_now
@@ -100,6 +102,25 @@ InventoryNow(void)
 	return frozen_now_active ? frozen_now_value : GetCurrentTimestamp();
 }
 
+/*
+ * InventoryTestPause
+ *		The fault-injection pause point: with pg_inventory.test_pause_lock
+ *		set, waits until a shared advisory lock on that key can be taken
+ *		(a test holds it exclusively to stop the call here), then lets it go.
+ *		Called while the caller holds its stock row locks and has written
+ *		part of its change.  Does nothing when the setting is 0.
+ */
+void
+InventoryTestPause(void)
+{
+	if (inventory_test_pause_lock == 0)
+		return;
+	DirectFunctionCall1(pg_advisory_lock_shared_int8,
+						Int64GetDatum((int64) inventory_test_pause_lock));
+	DirectFunctionCall1(pg_advisory_unlock_shared_int8,
+						Int64GetDatum((int64) inventory_test_pause_lock));
+}
+
 void
 _PG_init(void)
 {
@@ -135,6 +156,17 @@ _PG_init(void)
 							&inventory_worker_batch_size,
 							1000, 1, 1000000,
 							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.test_pause_lock",
+							"Fault-injection pause point (tests only).",
+							"When not 0, every stock change waits for a shared "
+							"advisory lock with this key right after it updated the "
+							"stock rows, so a test holding the lock can crash or "
+							"cancel the call there. Only superusers can set it.",
+							&inventory_test_pause_lock,
+							0, 0, INT_MAX,
+							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
 	MarkGUCPrefixReserved("pg_inventory");

@@ -59,6 +59,8 @@ extern TimestampTz InventoryNow(void);
 extern char *inventory_worker_database;
 extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
+extern int	inventory_test_pause_lock;
+extern void InventoryTestPause(void);
 
 /* validate.c */
 extern char *InventoryNameArg(FunctionCallInfo fcinfo, int argno,

@@ -207,6 +207,7 @@ MoveStock(const char *tenant, const InventoryLines *lines, int d_available,
 					  SPI_OK_UPDATE) != (uint64) lines->count)
 		elog(ERROR, "pg_inventory: stock rows of tenant \"%s\" are missing",
 			 tenant);
+	InventoryTestPause();
 }
 
 /*

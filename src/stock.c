@@ -114,6 +114,7 @@ LedgerChange(InventoryCall *call, const char *tenant, const char *key,
 		values[5] = CStringGetTextDatum(reason);
 	values[6] = CStringGetTextDatum(call->actor);
 	values[7] = TimestampTzGetDatum(now);
+	InventoryTestPause();
 	if (InventoryExec(PLAN_LEDGER_APPLY, values, nulls, false,
 					  SPI_OK_SELECT) == 0)
 		ereport(ERROR,

@@ -1,0 +1,447 @@
+-- test/pgtap/01_catalog.sql
+--
+-- The shape of the extension as CONTRACT.md fixes it: schema, relations and
+-- their columns, the inventory.outcome type, every function with its
+-- argument types, parameter names, defaults and result, comments on every
+-- public object, EXECUTE revoked from PUBLIC, pinned search_path, named
+-- constraints, and pg_dump registration of the user data
+-- (pg_extension_config_dump).
+--
+-- Runs with pg_prove in a database where pgtap and pg_inventory exist.
+
+BEGIN;
+SELECT plan(136);
+
+/* ------------------------------------------------------------------
+ * Extension and schema
+ * ---------------------------------------------------------------- */
+SELECT has_extension('pg_inventory', 'extension pg_inventory is installed');
+SELECT has_schema('inventory', 'schema inventory exists');
+SELECT is(
+	(SELECT extnamespace::regnamespace::text FROM pg_catalog.pg_extension
+	  WHERE extname = 'pg_inventory'),
+	'inventory', 'the extension lives in schema inventory');
+SELECT is(
+	(SELECT extrelocatable FROM pg_catalog.pg_extension
+	  WHERE extname = 'pg_inventory'),
+	false, 'the extension is not relocatable');
+
+/* ------------------------------------------------------------------
+ * Relations of the contract (stock may be a table or a view)
+ * ---------------------------------------------------------------- */
+SELECT has_relation('inventory', 'stock', 'inventory.stock exists');
+SELECT has_table('inventory', 'reservation', 'inventory.reservation is a table');
+SELECT has_table('inventory', 'reservation_line', 'inventory.reservation_line is a table');
+SELECT has_table('inventory', 'stock_ledger', 'inventory.stock_ledger is a table');
+SELECT has_table('inventory', 'reservation_transition', 'inventory.reservation_transition is a table');
+SELECT has_table('inventory', 'tenant_member', 'inventory.tenant_member is a table');
+SELECT has_table('inventory', 'outbox', 'inventory.outbox is a table');
+
+/* ------------------------------------------------------------------
+ * Columns of the contract.  Identifier columns (tenant, sku,
+ * request_key, state, kind, ...) must be text or a domain over text;
+ * counts are bigint; timestamps timestamptz.
+ * ---------------------------------------------------------------- */
+CREATE TEMP TABLE contract_column (rel name, col name, base_type text);
+INSERT INTO contract_column VALUES
+	('stock', 'tenant', 'text'),
+	('stock', 'sku', 'text'),
+	('stock', 'available', 'bigint'),
+	('stock', 'reserved', 'bigint'),
+	('stock', 'consumed', 'bigint'),
+	('reservation', 'id', 'bigint'),
+	('reservation', 'tenant', 'text'),
+	('reservation', 'request_key', 'text'),
+	('reservation', 'state', 'text'),
+	('reservation', 'expires_at', 'timestamp with time zone'),
+	('reservation', 'version', NULL),
+	('reservation', 'reason', 'text'),
+	('reservation', 'created_at', 'timestamp with time zone'),
+	('reservation_line', 'reservation_id', 'bigint'),
+	('reservation_line', 'sku', 'text'),
+	('reservation_line', 'quantity', 'integer'),
+	('stock_ledger', 'tenant', 'text'),
+	('stock_ledger', 'sku', 'text'),
+	('stock_ledger', 'request_key', 'text'),
+	('stock_ledger', 'kind', 'text'),
+	('stock_ledger', 'delta', 'bigint'),
+	('stock_ledger', 'reason', 'text'),
+	('stock_ledger', 'created_at', 'timestamp with time zone'),
+	('reservation_transition', 'reservation_id', 'bigint'),
+	('reservation_transition', 'from_state', 'text'),
+	('reservation_transition', 'to_state', 'text'),
+	('reservation_transition', 'reason', 'text'),
+	('reservation_transition', 'actor', 'text'),
+	('reservation_transition', 'version', NULL),
+	('reservation_transition', 'created_at', 'timestamp with time zone'),
+	('tenant_member', 'tenant', 'text'),
+	('tenant_member', 'member', NULL),
+	('outbox', 'id', 'bigint'),
+	('outbox', 'event_id', 'uuid'),
+	('outbox', 'event_type', 'text'),
+	('outbox', 'tenant', 'text'),
+	('outbox', 'payload', NULL),
+	('outbox', 'created_at', 'timestamp with time zone'),
+	('outbox', 'attempts', NULL),
+	('outbox', 'next_attempt_at', 'timestamp with time zone'),
+	('outbox', 'published_at', 'timestamp with time zone'),
+	('outbox', 'last_error', 'text'),
+	('outbox', 'dead_at', 'timestamp with time zone');
+
+-- one has_column per contract column (43 tests)
+SELECT has_column('inventory', rel, col,
+		format('inventory.%s has column %s', rel, col))
+  FROM contract_column ORDER BY rel, col;
+
+-- no contract column has a type other than the one listed (a domain counts
+-- as its base type)
+SELECT is_empty($$
+	SELECT cc.rel, cc.col, format_type(a.atttypid, a.atttypmod) AS got
+	  FROM contract_column cc
+	  JOIN pg_catalog.pg_attribute a
+		ON a.attrelid = format('inventory.%I', cc.rel)::regclass
+	   AND a.attname = cc.col AND NOT a.attisdropped
+	  JOIN pg_catalog.pg_type t ON t.oid = a.atttypid
+	 WHERE cc.base_type IS NOT NULL
+	   AND format_type(CASE t.typtype WHEN 'd' THEN t.typbasetype ELSE t.oid END,
+					   NULL) <> cc.base_type
+$$, 'every contract column has the contract type (domains count as their base type)');
+
+-- the types the contract names literally, checked one by one
+SELECT col_type_is('inventory', 'stock', 'available', 'bigint', 'stock.available is bigint');
+SELECT col_type_is('inventory', 'stock', 'reserved', 'bigint', 'stock.reserved is bigint');
+SELECT col_type_is('inventory', 'stock', 'consumed', 'bigint', 'stock.consumed is bigint');
+SELECT col_type_is('inventory', 'reservation', 'id', 'bigint', 'reservation.id is bigint');
+SELECT col_type_is('inventory', 'reservation', 'state', 'text', 'reservation.state is text');
+SELECT col_type_is('inventory', 'reservation', 'expires_at', 'timestamp with time zone', 'reservation.expires_at is timestamptz');
+SELECT col_type_is('inventory', 'reservation_line', 'reservation_id', 'bigint', 'reservation_line.reservation_id is bigint');
+SELECT col_type_is('inventory', 'reservation_line', 'quantity', 'integer', 'reservation_line.quantity is integer');
+SELECT col_type_is('inventory', 'stock_ledger', 'delta', 'bigint', 'stock_ledger.delta is bigint');
+SELECT col_type_is('inventory', 'stock_ledger', 'created_at', 'timestamp with time zone', 'stock_ledger.created_at is timestamptz');
+SELECT col_type_is('inventory', 'reservation_transition', 'created_at', 'timestamp with time zone', 'reservation_transition.created_at is timestamptz');
+SELECT col_type_is('inventory', 'outbox', 'event_id', 'uuid', 'outbox.event_id is uuid');
+SELECT col_type_is('inventory', 'outbox', 'payload', 'jsonb', 'outbox.payload is jsonb');
+SELECT col_type_is('inventory', 'outbox', 'id', 'bigint', 'outbox.id is bigint');
+
+-- counts and identifiers are never NULL
+SELECT col_not_null('inventory', 'stock', 'available', 'stock.available is NOT NULL');
+SELECT col_not_null('inventory', 'stock', 'reserved', 'stock.reserved is NOT NULL');
+SELECT col_not_null('inventory', 'stock', 'consumed', 'stock.consumed is NOT NULL');
+SELECT col_not_null('inventory', 'reservation', 'state', 'reservation.state is NOT NULL');
+SELECT col_not_null('inventory', 'outbox', 'event_id', 'outbox.event_id is NOT NULL');
+SELECT col_is_null('inventory', 'reservation', 'expires_at', 'reservation.expires_at may be NULL (rejected reservations)');
+
+/* ------------------------------------------------------------------
+ * inventory.outcome
+ * ---------------------------------------------------------------- */
+SELECT has_composite('inventory', 'outcome', 'composite type inventory.outcome exists');
+SELECT results_eq($$
+	SELECT a.attname::text COLLATE "default", format_type(a.atttypid, a.atttypmod)
+	  FROM pg_catalog.pg_attribute a
+	 WHERE a.attrelid = (SELECT typrelid FROM pg_catalog.pg_type
+						  WHERE oid = 'inventory.outcome'::regtype)
+	   AND a.attnum > 0 AND NOT a.attisdropped
+	 ORDER BY a.attnum
+$$, $$ VALUES
+	('status', 'text'), ('state', 'text'), ('applied', 'boolean'),
+	('reservation_id', 'bigint'), ('sku', 'text'), ('quantity', 'integer'),
+	('expires_at', 'timestamp with time zone')
+$$, 'inventory.outcome has exactly the contract columns, in order, with their types');
+
+/* ------------------------------------------------------------------
+ * Functions: existence with argument types, result type, parameter
+ * names and defaults (callers use named notation)
+ * ---------------------------------------------------------------- */
+SELECT has_function('inventory', 'reserve', ARRAY['text', 'text', 'text', 'integer', 'interval'], 'reserve(text, text, text, integer, interval) exists');
+SELECT has_function('inventory', 'reserve_lines', ARRAY['text', 'text', 'jsonb', 'interval'], 'reserve_lines(text, text, jsonb, interval) exists');
+SELECT has_function('inventory', 'confirm', ARRAY['text', 'text'], 'confirm(text, text) exists');
+SELECT has_function('inventory', 'cancel', ARRAY['text', 'text', 'text'], 'cancel(text, text, text) exists');
+SELECT has_function('inventory', 'compensate', ARRAY['text', 'text', 'text'], 'compensate(text, text, text) exists');
+SELECT has_function('inventory', 'lookup', ARRAY['text', 'text'], 'lookup(text, text) exists');
+SELECT has_function('inventory', 'restock', ARRAY['text', 'text', 'text', 'integer', 'text'], 'restock(text, text, text, integer, text) exists');
+SELECT has_function('inventory', 'adjust', ARRAY['text', 'text', 'text', 'bigint', 'text', 'text'], 'adjust(text, text, text, bigint, text, text) exists');
+SELECT has_function('inventory', 'expire_due', ARRAY['integer'], 'expire_due(integer) exists');
+SELECT has_function('inventory', 'check_invariants', ARRAY[]::name[], 'check_invariants() exists');
+SELECT has_function('inventory', 'grant_tenant', ARRAY['text', 'regrole'], 'grant_tenant(text, regrole) exists');
+SELECT has_function('inventory', 'revoke_tenant', ARRAY['text', 'regrole'], 'revoke_tenant(text, regrole) exists');
+
+SELECT function_returns('inventory', 'reserve', ARRAY['text', 'text', 'text', 'integer', 'interval'], 'inventory.outcome', 'reserve returns inventory.outcome');
+SELECT function_returns('inventory', 'reserve_lines', ARRAY['text', 'text', 'jsonb', 'interval'], 'inventory.outcome', 'reserve_lines returns inventory.outcome');
+SELECT function_returns('inventory', 'confirm', ARRAY['text', 'text'], 'inventory.outcome', 'confirm returns inventory.outcome');
+SELECT function_returns('inventory', 'cancel', ARRAY['text', 'text', 'text'], 'inventory.outcome', 'cancel returns inventory.outcome');
+SELECT function_returns('inventory', 'compensate', ARRAY['text', 'text', 'text'], 'inventory.outcome', 'compensate returns inventory.outcome');
+SELECT function_returns('inventory', 'lookup', ARRAY['text', 'text'], 'inventory.outcome', 'lookup returns inventory.outcome');
+SELECT function_returns('inventory', 'restock', ARRAY['text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock returns bigint');
+SELECT function_returns('inventory', 'adjust', ARRAY['text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust returns bigint');
+SELECT function_returns('inventory', 'expire_due', ARRAY['integer'], 'integer', 'expire_due returns integer');
+SELECT function_returns('inventory', 'check_invariants', ARRAY[]::name[], 'setof record', 'check_invariants returns a set');
+SELECT function_returns('inventory', 'grant_tenant', ARRAY['text', 'regrole'], 'boolean', 'grant_tenant returns boolean');
+SELECT function_returns('inventory', 'revoke_tenant', ARRAY['text', 'regrole'], 'boolean', 'revoke_tenant returns boolean');
+
+SELECT is(pg_get_function_result('inventory.check_invariants()'::regprocedure),
+	'TABLE(tenant text, sku text, check_name text, detail text)',
+	'check_invariants returns TABLE(tenant, sku, check_name, detail)');
+
+SELECT is(pg_get_function_arguments('inventory.reserve(text,text,text,integer,interval)'::regprocedure),
+	'tenant text, request_key text, sku text, quantity integer, ttl interval DEFAULT ''00:15:00''::interval',
+	'reserve: parameter names, ttl defaults to 15 minutes');
+SELECT is(pg_get_function_arguments('inventory.reserve_lines(text,text,jsonb,interval)'::regprocedure),
+	'tenant text, request_key text, lines jsonb, ttl interval DEFAULT ''00:15:00''::interval',
+	'reserve_lines: parameter names, ttl defaults to 15 minutes');
+SELECT is(pg_get_function_arguments('inventory.confirm(text,text)'::regprocedure),
+	'tenant text, request_key text', 'confirm: parameter names');
+SELECT is(pg_get_function_arguments('inventory.cancel(text,text,text)'::regprocedure),
+	'tenant text, request_key text, reason text DEFAULT NULL::text',
+	'cancel: parameter names, reason defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.compensate(text,text,text)'::regprocedure),
+	'tenant text, request_key text, reason text',
+	'compensate: parameter names, reason has no default');
+SELECT is(pg_get_function_arguments('inventory.lookup(text,text)'::regprocedure),
+	'tenant text, request_key text', 'lookup: parameter names');
+SELECT is(pg_get_function_arguments('inventory.restock(text,text,text,integer,text)'::regprocedure),
+	'tenant text, request_key text, sku text, quantity integer, reason text DEFAULT NULL::text',
+	'restock: parameter names, reason defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.adjust(text,text,text,bigint,text,text)'::regprocedure),
+	'tenant text, request_key text, sku text, delta bigint, kind text, reason text',
+	'adjust: parameter names');
+SELECT is(pg_get_function_arguments('inventory.expire_due(integer)'::regprocedure),
+	'max_rows integer DEFAULT 1000', 'expire_due: max_rows defaults to 1000');
+SELECT is(pg_get_function_arguments('inventory.grant_tenant(text,regrole)'::regprocedure),
+	'tenant text, member regrole', 'grant_tenant: parameter names');
+SELECT is(pg_get_function_arguments('inventory.revoke_tenant(text,regrole)'::regprocedure),
+	'tenant text, member regrole', 'revoke_tenant: parameter names');
+
+-- lookup never changes data: it must not be VOLATILE
+SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
+			  WHERE oid = 'inventory.lookup(text,text)'::regprocedure),
+	'v'::"char", 'lookup is not declared VOLATILE');
+
+/* ------------------------------------------------------------------
+ * Every public object of the schema carries a COMMENT
+ * ---------------------------------------------------------------- */
+SELECT is_empty($$
+	SELECT c.oid::regclass::text
+	  FROM pg_catalog.pg_class c
+	 WHERE c.relnamespace = 'inventory'::regnamespace
+	   AND c.relkind IN ('r', 'v', 'm', 'p', 'f')
+	   AND c.relname !~ '^_'
+	   AND obj_description(c.oid, 'pg_class') IS NULL
+$$, 'every table and view of schema inventory has a comment');
+SELECT is_empty($$
+	SELECT c.oid::regclass::text || '.' || a.attname
+	  FROM pg_catalog.pg_class c
+	  JOIN pg_catalog.pg_attribute a ON a.attrelid = c.oid
+	 WHERE c.relnamespace = 'inventory'::regnamespace
+	   AND c.relkind IN ('r', 'v', 'm', 'p', 'f', 'c')
+	   AND c.relname !~ '^_'
+	   AND a.attnum > 0 AND NOT a.attisdropped
+	   AND col_description(c.oid, a.attnum) IS NULL
+$$, 'every column of the tables, views and composite types of schema inventory has a comment');
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND p.proname !~ '^_'
+	   AND obj_description(p.oid, 'pg_proc') IS NULL
+$$, 'every function of schema inventory has a comment');
+SELECT is_empty($$
+	SELECT t.oid::regtype::text
+	  FROM pg_catalog.pg_type t
+	 WHERE t.typnamespace = 'inventory'::regnamespace
+	   AND t.typname !~ '^_'
+	   AND (t.typtype IN ('d', 'e', 'r', 'm')
+			OR (t.typtype = 'c' AND (SELECT relkind FROM pg_catalog.pg_class
+									  WHERE oid = t.typrelid) = 'c'))
+	   AND obj_description(t.oid, 'pg_type') IS NULL
+$$, 'every type and domain of schema inventory has a comment');
+
+/* ------------------------------------------------------------------
+ * Privileges: nothing for PUBLIC
+ * ---------------------------------------------------------------- */
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND has_function_privilege('public', p.oid, 'EXECUTE')
+$$, 'no function of schema inventory is executable by PUBLIC (has_function_privilege)');
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND (p.proacl IS NULL
+			OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) x
+						WHERE x.grantee = 0 AND x.privilege_type = 'EXECUTE'))
+$$, 'every function of schema inventory has an ACL without a PUBLIC EXECUTE entry (aclexplode)');
+SELECT is_empty($$
+	SELECT c.oid::regclass::text, x.privilege_type
+	  FROM pg_catalog.pg_class c,
+		   aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
+	 WHERE c.relnamespace = 'inventory'::regnamespace
+	   AND c.relkind IN ('r', 'v', 'm', 'p', 'S')
+	   AND x.grantee = 0
+$$, 'PUBLIC has no privilege on any table, view or sequence of schema inventory');
+SELECT is_empty($$
+	SELECT x.privilege_type
+	  FROM pg_catalog.pg_namespace n,
+		   aclexplode(coalesce(n.nspacl, acldefault('n', n.nspowner))) x
+	 WHERE n.nspname = 'inventory' AND x.grantee = 0
+$$, 'PUBLIC has no privilege on schema inventory (USAGE is granted per role)');
+
+/* ------------------------------------------------------------------
+ * search_path: a SECURITY DEFINER function must pin it; wherever it is
+ * pinned, pg_temp is listed last (else temporary objects come first)
+ * ---------------------------------------------------------------- */
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND p.prosecdef
+	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s
+						WHERE s LIKE 'search\_path=%')
+$$, 'every SECURITY DEFINER function of schema inventory pins search_path');
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text, s
+	  FROM pg_catalog.pg_proc p, unnest(p.proconfig) s
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND s LIKE 'search\_path=%'
+	   AND s !~ '^search_path=(pg_catalog, )?.*pg_temp"?$'
+$$, 'every pinned search_path of schema inventory lists pg_temp last');
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND p.proname !~ '^_'
+	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
+	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s
+						WHERE s LIKE 'search\_path=pg\_catalog, %pg\_temp')
+$$, 'every C function of schema inventory (which runs SQL as the owner) pins search_path = pg_catalog, ..., pg_temp');
+
+/* ------------------------------------------------------------------
+ * Named constraints (a violation message reads as the rule)
+ * ---------------------------------------------------------------- */
+SELECT is_empty($$
+	SELECT want.rel, want.conname, want.contype
+	  FROM (VALUES
+		('reservation', 'reservation_request_key_unique', 'u'),
+		('reservation', 'reservation_state_valid', 'c'),
+		('reservation', 'reservation_expiry_unless_rejected', 'c'),
+		('reservation', 'reservation_version_positive', 'c'),
+		('reservation_line', 'reservation_line_reservation_fk', 'f'),
+		('reservation_line', 'reservation_line_quantity_positive', 'c'),
+		('stock_ledger', 'stock_ledger_request_key_unique', 'u'),
+		('stock_ledger', 'stock_ledger_kind_valid', 'c'),
+		('stock_ledger', 'stock_ledger_delta_sign_matches_kind', 'c'),
+		('reservation_transition', 'reservation_transition_reservation_fk', 'f'),
+		('reservation_transition', 'reservation_transition_state_valid', 'c'),
+		('tenant_member', 'tenant_member_pkey', 'p'),
+		('outbox', 'outbox_event_id_unique', 'u'),
+		('outbox', 'outbox_event_type_valid', 'c')
+	  ) AS want(rel, conname, contype)
+	 WHERE NOT EXISTS (
+		SELECT 1 FROM pg_catalog.pg_constraint c
+		 WHERE c.conrelid = format('inventory.%I', want.rel)::regclass
+		   AND c.conname = want.conname
+		   AND c.contype = want.contype::"char"
+		   AND c.convalidated)
+$$, 'the named, validated constraints of reservation, lines, ledger, transitions, grants and outbox exist');
+
+-- the counters of stock carry their rule where the counts are stored: on
+-- inventory.stock when it is a table (a view's base tables otherwise)
+SELECT is_empty($$
+	SELECT want.conname
+	  FROM (VALUES ('stock_available_nonneg'), ('stock_reserved_nonneg'),
+				   ('stock_consumed_nonneg')) AS want(conname)
+	 WHERE NOT EXISTS (
+		SELECT 1 FROM pg_catalog.pg_constraint c
+		  JOIN pg_catalog.pg_class r ON r.oid = c.conrelid
+		 WHERE r.relnamespace = 'inventory'::regnamespace
+		   AND c.conname LIKE want.conname || '%'
+		   AND c.contype = 'c' AND c.convalidated)
+$$, 'stock_available_nonneg, stock_reserved_nonneg, stock_consumed_nonneg exist as validated CHECK constraints');
+SELECT ok(
+	(SELECT pg_get_constraintdef(c.oid) ~ 'available >= 0'
+	   FROM pg_catalog.pg_constraint c
+	  WHERE c.conname = 'stock_available_nonneg'
+		AND c.connamespace = 'inventory'::regnamespace
+	  LIMIT 1),
+	'stock_available_nonneg checks available >= 0');
+SELECT is(
+	(SELECT array_agg(a.attname::text ORDER BY k.ord)
+	   FROM pg_catalog.pg_constraint c,
+			unnest(c.conkey) WITH ORDINALITY k(attnum, ord),
+			pg_catalog.pg_attribute a
+	  WHERE c.conname = 'reservation_request_key_unique'
+		AND c.conrelid = 'inventory.reservation'::regclass
+		AND a.attrelid = c.conrelid AND a.attnum = k.attnum),
+	ARRAY['tenant', 'request_key'],
+	'reservation_request_key_unique is on (tenant, request_key)');
+SELECT is(
+	(SELECT array_agg(a.attname::text ORDER BY k.ord)
+	   FROM pg_catalog.pg_constraint c,
+			unnest(c.conkey) WITH ORDINALITY k(attnum, ord),
+			pg_catalog.pg_attribute a
+	  WHERE c.conname = 'stock_ledger_request_key_unique'
+		AND c.conrelid = 'inventory.stock_ledger'::regclass
+		AND a.attrelid = c.conrelid AND a.attnum = k.attnum),
+	ARRAY['tenant', 'request_key'],
+	'stock_ledger_request_key_unique is on (tenant, request_key): ledger keys are their own namespace');
+SELECT is(
+	(SELECT count(*)::int FROM pg_catalog.pg_constraint c
+	  WHERE c.connamespace = 'inventory'::regnamespace
+		AND c.conname ~ '^(\$|.*_check$|.*_fkey$)'),
+	0, 'no constraint of schema inventory carries a generated name');
+
+/* ------------------------------------------------------------------
+ * pg_dump keeps the user data: every table and sequence of the
+ * extension is registered with pg_extension_config_dump, unfiltered
+ * ---------------------------------------------------------------- */
+SELECT is_empty($$
+	SELECT c.oid::regclass::text
+	  FROM pg_catalog.pg_class c
+	  JOIN pg_catalog.pg_depend d
+		ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid
+	   AND d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
+	  JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_inventory'
+	 WHERE c.relkind IN ('r', 'p', 'S')
+	   AND c.oid <> ALL (coalesce(e.extconfig, '{}'))
+$$, 'every table and sequence of pg_inventory is registered with pg_extension_config_dump');
+SELECT is_empty($$
+	SELECT want.rel
+	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),
+				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
+				   ('inventory.tenant_member'), ('inventory.outbox'),
+				   ('inventory.reservation_id_seq'), ('inventory.stock_ledger_id_seq'),
+				   ('inventory.reservation_transition_id_seq'),
+				   ('inventory.outbox_id_seq')) AS want(rel),
+		   pg_catalog.pg_extension e
+	 WHERE e.extname = 'pg_inventory'
+	   AND (to_regclass(want.rel) IS NULL
+			OR NOT to_regclass(want.rel) = ANY (coalesce(e.extconfig, '{}')))
+$$, 'the contract tables and their id sequences are in pg_extension.extconfig');
+SELECT is_empty($$
+	SELECT c.oid::regclass::text
+	  FROM pg_catalog.pg_class c
+	 WHERE c.relnamespace = 'inventory'::regnamespace
+	   AND c.relkind = 'S'
+	   AND EXISTS (SELECT 1 FROM pg_catalog.pg_depend d
+					WHERE d.classid = 'pg_catalog.pg_class'::regclass
+					  AND d.objid = c.oid AND d.deptype IN ('a', 'i')
+					  AND d.refobjid IN (SELECT unnest(extconfig) FROM pg_catalog.pg_extension
+										  WHERE extname = 'pg_inventory'))
+	   AND c.oid NOT IN (SELECT unnest(extconfig) FROM pg_catalog.pg_extension
+						  WHERE extname = 'pg_inventory')
+$$, 'every sequence owned by a registered table is registered too');
+SELECT is_empty($$
+	SELECT c
+	  FROM pg_catalog.pg_extension e, unnest(e.extcondition) c
+	 WHERE e.extname = 'pg_inventory' AND c <> ''
+$$, 'pg_dump keeps every row of the registered tables (no WHERE filter)');
+SELECT ok(
+	(SELECT 'inventory.stock'::regclass = ANY (extconfig)
+			OR (SELECT relkind FROM pg_catalog.pg_class
+				 WHERE oid = 'inventory.stock'::regclass) = 'v'
+	   FROM pg_catalog.pg_extension WHERE extname = 'pg_inventory'),
+	'inventory.stock is registered for pg_dump (or is a view over registered tables)');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -134,14 +134,19 @@ _PG_init(void)
 							   check_frozen_now,
 							   assign_frozen_now,
 							   NULL);
-	DefineCustomStringVariable("pg_inventory.worker_database",
-							   "Database in which the expiry worker runs expire_due.",
-							   "Empty disables the worker. Needs pg_inventory in shared_preload_libraries.",
-							   &inventory_worker_database,
-							   "",
-							   PGC_POSTMASTER,
-							   0,
-							   NULL, NULL, NULL);
+	/*
+	 * A PGC_POSTMASTER setting can only be defined while preloading; without
+	 * preloading there is no worker, and everything else works as usual.
+	 */
+	if (process_shared_preload_libraries_in_progress)
+		DefineCustomStringVariable("pg_inventory.worker_database",
+								   "Database in which the expiry worker runs expire_due.",
+								   "Empty disables the worker. Needs pg_inventory in shared_preload_libraries.",
+								   &inventory_worker_database,
+								   "",
+								   PGC_POSTMASTER,
+								   0,
+								   NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_inventory.worker_interval",
 							"Time between two expiry passes of the worker.",
 							NULL,

@@ -48,14 +48,18 @@ summary() {
 	for s in "${SUITES[@]}"; do
 		printf '%-10s %7d %7d  %s\n' "$s" "${PASSED[$s]}" "${FAILED[$s]}" "${NOTE[$s]}"
 	done
-	echo "logs: $LOGDIR"
+	if [ "$1" -eq 0 ]; then
+		rm -rf "$LOGDIR"
+	else
+		echo "logs: $LOGDIR"
+	fi
 	echo "$TOTAL_P passed, $TOTAL_F failed"
 }
 
 finish() {
 	local rc=0
 	[ "$TOTAL_F" -eq 0 ] && [ "$TOTAL_P" -gt 0 ] || rc=1
-	summary
+	summary "$rc"
 	exit "$rc"
 }
 
@@ -196,12 +200,12 @@ fi
 # ---------------------------------------------------------------- CTest
 if [ -f CMakeLists.txt ]; then
 	header "ctest: GoogleTest programs (CMakeLists.txt)"
-	# C++ tests read PGHOST/PGPORT/PGUSER from the environment; give them a
-	# database of their own with the extension installed
+	# C++ tests read PGHOST/PGPORT/PGUSER/PGDATABASE (and PGI_DIR, to stop
+	# and restart the server) from the environment, as pg_env.sh exported
+	# them; PGDATABASE is a database of their own with the extension
 	psql -X -q -d postgres -c 'CREATE DATABASE ctest' &&
 		psql -X -q -d ctest -c 'CREATE EXTENSION pg_inventory'
 	export PGDATABASE=ctest
-	export PG_INVENTORY_TEST_DSN="host=$PGHOST port=$PGPORT user=$PGUSER dbname=ctest"
 	if ! cmake -S . -B build >"$LOGDIR/cmake.log" 2>&1 ||
 		! cmake --build build -j "$(nproc)" >>"$LOGDIR/cmake.log" 2>&1; then
 		tail -n 60 "$LOGDIR/cmake.log"

@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# test/scripts/dump_restore_test.sh: CONTRACT.md "Every table holding user
+# data, and its sequences, is dumped by pg_dump: after a restore, new calls
+# work."
+#
+# Needs a running server and a superuser connection (PGHOST, PGPORT, PGUSER
+# exported, as pg_env.sh's pg_start does) with pg_inventory installed.  It
+# creates the database dump_src, runs a workload in it (restocks, an
+# adjustment, reserves including a rejection, confirm, cancel, compensate, a
+# multi-line reserve, tenant grants to a role made for the test), dumps it
+# with `pg_dump -Fc`, restores into dump_dst with `pg_restore`, compares
+# every table's rows and every sequence's position, then makes new calls in
+# dump_dst.  Prints TAP (1..N, ok/not ok) and exits non-zero on any failure.
+# Drops its databases and its role at the end.
+#
+#   DR_SRC, DR_DST   database names (default dump_src, dump_dst)
+#   PG_BIN           PostgreSQL binaries (default /usr/lib/postgresql/15/bin)
+
+set -u
+
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+SRC=${DR_SRC:-dump_src}
+DST=${DR_DST:-dump_dst}
+ROLE=dump_restore_app
+PLAN=24
+WORK=$(mktemp -d /tmp/pg_inventory_dump.XXXXXX)
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'
+	return 0
+}
+# check DESCRIPTION EXPECTED GOT
+check() {
+	if [ "$2" == "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "expected: $2
+got:      $3"
+	fi
+}
+# q DB SQL: runs the statements of SQL, each in its own transaction, prints
+# unaligned tuples only; stops at the first error and prints its SQLSTATE
+q() {
+	printf '%s\n' "$2" |
+		"$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
+			-d "$1" -f - 2>&1 | sed 's/^psql:[^ ]* ERROR: *//'
+}
+
+drop_all() {
+	local db
+	for db in "$SRC" "$DST"; do
+		"$PG_BIN/psql" -X -q -d postgres -c "DROP DATABASE IF EXISTS $db" >/dev/null 2>&1
+	done
+	"$PG_BIN/psql" -X -q -d postgres -c "DROP ROLE IF EXISTS $ROLE" >/dev/null 2>&1
+}
+trap 'drop_all; rm -rf "$WORK"' EXIT
+
+echo "1..$PLAN"
+
+# a clean start, even after an interrupted run
+drop_all
+
+out=$(q postgres "CREATE ROLE $ROLE NOLOGIN;
+CREATE DATABASE $SRC;")$(q "$SRC" "CREATE EXTENSION pg_inventory;")
+check "create $SRC with pg_inventory" "" "$out"
+
+# the workload: every table and every sequence gets rows
+out=$(q "$SRC" "
+SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
+GRANT USAGE ON SCHEMA inventory TO $ROLE;
+GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval),
+	inventory.reserve_lines(text, text, jsonb, interval),
+	inventory.confirm(text, text), inventory.cancel(text, text, text),
+	inventory.lookup(text, text) TO $ROLE;
+SELECT inventory.grant_tenant('dr-a', '$ROLE');
+SELECT inventory.grant_tenant('*', 'pg_monitor');
+SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10, 'first delivery');
+SELECT inventory.restock('dr-a', 'rcpt-2', 'B', 5);
+SELECT inventory.restock('dr-b', 'rcpt-1', 'A', 3);
+SELECT inventory.adjust('dr-a', 'adj-1', 'B', -1, 'loss', 'broken in the warehouse');
+SELECT status FROM inventory.reserve('dr-a', 'order-1', 'A', 2);
+SELECT status FROM inventory.reserve('dr-a', 'order-2', 'A', 3);
+SELECT status FROM inventory.reserve('dr-a', 'order-3', 'A', 100);
+SELECT status FROM inventory.reserve_lines('dr-a', 'order-4',
+	'[{\"sku\": \"A\", \"quantity\": 1}, {\"sku\": \"B\", \"quantity\": 2}]');
+SELECT status FROM inventory.reserve('dr-b', 'order-1', 'A', 1, '1 hour');
+SELECT status FROM inventory.confirm('dr-a', 'order-1');
+SELECT status FROM inventory.cancel('dr-a', 'order-2', 'customer cancelled');
+SELECT status FROM inventory.confirm('dr-a', 'order-4');
+SELECT status FROM inventory.compensate('dr-a', 'order-4', 'parcel lost');
+SELECT status FROM inventory.reserve('dr-a', 'order-5', 'B', 1);
+")
+check "workload in $SRC: every call returns what the contract says" \
+	"$(printf '%s\n' t t 10 5 3 4 reserved reserved insufficient reserved reserved \
+		confirmed cancelled confirmed compensated reserved)" "$out"
+
+# snapshot DB: per table "name rows md5-of-ordered-rows", per sequence
+# "name last_value is_called", in name order
+snapshot() {
+	local rel kind
+	q "$1" "SELECT c.relname || ' ' || c.relkind::text FROM pg_class c
+		WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind IN ('r', 'S')
+		ORDER BY c.relname" |
+		while read -r rel kind; do
+			if [ "$kind" == "S" ]; then
+				q "$1" "SELECT '$rel ' || last_value || ' ' || is_called FROM inventory.$rel"
+			else
+				q "$1" "SELECT '$rel ' || count(*) || ' '
+					|| md5(coalesce(string_agg(t::text, chr(10) ORDER BY t::text), ''))
+					FROM inventory.$rel t"
+			fi
+		done
+}
+before=$(snapshot "$SRC")
+printf '%s\n' "$before" | sed 's/^/# src: /'
+
+check "every inventory table of $SRC has rows and every sequence was used" "" \
+	"$(printf '%s\n' "$before" | awk '$2 == "0" || $3 == "f"')"
+check "every table and sequence of the schema is registered with pg_extension_config_dump" \
+	"$(printf '%s\n' "$before" | wc -l)" \
+	"$(q "$SRC" "SELECT count(*) FROM pg_extension e, unnest(e.extconfig) x WHERE e.extname = 'pg_inventory'")"
+
+read -r max_res max_outbox max_tr max_ledger <<<"$(q "$SRC" "
+	SELECT (SELECT max(id) FROM inventory.reservation) || ' ' ||
+		   (SELECT max(id) FROM inventory.outbox) || ' ' ||
+		   (SELECT max(id) FROM inventory.reservation_transition) || ' ' ||
+		   (SELECT max(id) FROM inventory.stock_ledger)")"
+old_order1=$(q "$SRC" "SELECT id FROM inventory.reservation WHERE tenant = 'dr-a' AND request_key = 'order-1'")
+
+# dump and restore
+out=$("$PG_BIN/pg_dump" -Fc -f "$WORK/src.dump" "$SRC" 2>&1 || echo "pg_dump exited with status $?")
+check "pg_dump -Fc $SRC" "" "$out"
+out=$(q postgres "CREATE DATABASE $DST;")
+[ -z "$out" ] && out=$("$PG_BIN/pg_restore" --exit-on-error -d "$DST" "$WORK/src.dump" 2>&1 ||
+	echo "pg_restore exited with status $?")
+check "pg_restore -d $DST without errors or warnings" "" "$out"
+
+check "extension pg_inventory exists in $DST" "0.1 inventory" \
+	"$(q "$DST" "SELECT extversion || ' ' || extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_inventory'")"
+
+after=$(snapshot "$DST")
+printf '%s\n' "$after" | sed 's/^/# dst: /'
+check "every table's rows and every sequence's position are the same after the restore" \
+	"$before" "$after"
+
+# the rows themselves, in full text, table by table
+diffs=""
+for t in stock reservation reservation_line stock_ledger reservation_transition tenant_member outbox; do
+	a=$(q "$SRC" "SELECT t::text FROM inventory.$t t ORDER BY 1")
+	b=$(q "$DST" "SELECT t::text FROM inventory.$t t ORDER BY 1")
+	[ -n "$a" ] && [ "$a" == "$b" ] || diffs="$diffs $t"
+done
+check "row by row, the seven contract tables are equal" "" "$diffs"
+
+check "the extension's relations have no PUBLIC privileges after the restore" "0" \
+	"$(q "$DST" "SELECT count(*) FROM pg_class c, aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
+		WHERE c.relnamespace = 'inventory'::regnamespace AND x.grantee = 0")"
+check "no function is executable by PUBLIC after the restore" "0" \
+	"$(q "$DST" "SELECT count(*) FROM pg_proc p WHERE p.pronamespace = 'inventory'::regnamespace
+		AND has_function_privilege('public', p.oid, 'EXECUTE')")"
+check "the role's EXECUTE grants survive the restore (reserve yes, restock no)" "true false" \
+	"$(q "$DST" "SELECT has_function_privilege('$ROLE', 'inventory.reserve(text,text,text,integer,interval)', 'EXECUTE')
+		|| ' ' || has_function_privilege('$ROLE', 'inventory.restock(text,text,text,integer,text)', 'EXECUTE')")"
+
+# new calls in the restored database
+check "check_invariants is empty after the restore" "" \
+	"$(q "$DST" "SELECT * FROM inventory.check_invariants()")"
+
+new=$(q "$DST" "SELECT status || ' ' || applied || ' ' || reservation_id FROM inventory.reserve('dr-a', 'order-new', 'A', 1)")
+read -r st ap id <<<"$new"
+if [ "$st $ap" == "reserved true" ] && [ -n "${id:-}" ] && [ -n "${max_res:-}" ] && [ "$id" -gt "$max_res" ]; then
+	ok "a new key gets a new reservation id above every restored id ($id > $max_res)"
+else
+	not_ok "a new key gets a new reservation id above every restored id" \
+		"got: $new, max before: ${max_res:-}"
+	id=0
+fi
+check "the new reservation's event and transition ids follow the restored ones" "true true" \
+	"$(q "$DST" "SELECT ((SELECT min(id) FROM inventory.outbox WHERE reservation_id = $id) > ${max_outbox:-0})
+		|| ' ' || ((SELECT min(id) FROM inventory.reservation_transition WHERE reservation_id = $id) > ${max_tr:-0})")"
+check "replaying an old key returns the stored outcome with applied = false" \
+	"reserved confirmed false $old_order1" \
+	"$(q "$DST" "SELECT status || ' ' || state || ' ' || applied || ' ' || reservation_id FROM inventory.reserve('dr-a', 'order-1', 'A', 2)")"
+check "replaying the rejected key stays insufficient" "insufficient rejected false" \
+	"$(q "$DST" "SELECT status || ' ' || state || ' ' || applied FROM inventory.reserve('dr-a', 'order-3', 'A', 100)")"
+check "the old key with another payload raises IN001" "IN001" \
+	"$(q "$DST" "SELECT inventory.reserve('dr-a', 'order-1', 'A', 7)")"
+check "a restored pending reservation can be confirmed" "confirmed true" \
+	"$(q "$DST" "SET pg_inventory.frozen_now = '2026-01-01 00:05:00+00';
+		SELECT status || ' ' || applied FROM inventory.confirm('dr-a', 'order-5')")"
+check "a restock replay returns the stored available; a new receipt adds to the restored count" \
+	"10 10" \
+	"$(q "$DST" "SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10) || ' ' || inventory.restock('dr-a', 'rcpt-3', 'A', 3)")"
+check "new ledger rows get ids above the restored ones" "t" \
+	"$(q "$DST" "SELECT min(id) > ${max_ledger:-0} FROM inventory.stock_ledger WHERE request_key = 'rcpt-3'")"
+
+# the restored tenant grants still decide
+check "the role acts for its restored tenant grant in $DST" "reserved" \
+	"$(q "$DST" "SET ROLE $ROLE; SELECT status FROM inventory.reserve('dr-a', 'order-role', 'B', 1)")"
+check "the role is still refused for another tenant in $DST (42501)" "42501" \
+	"$(q "$DST" "SET ROLE $ROLE; SELECT inventory.reserve('dr-b', 'order-role', 'A', 1)")"
+check "check_invariants is empty after the new calls" "" \
+	"$(q "$DST" "SELECT * FROM inventory.check_invariants()")"
+
+[ "$n" -eq "$PLAN" ] || not_ok "planned $PLAN tests, ran $n"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,99 @@
+--
+-- 110_worker: the background expiry worker (CONTRACT.md "expire_due";
+-- README "Operations").  Needs a server started with
+--   shared_preload_libraries = 'pg_inventory'
+--   pg_inventory.worker_database = 'worker_test'
+--   pg_inventory.worker_interval = 200
+-- and an existing database worker_test (test/scripts/run_tests.sh makes
+-- both).  pg_regress cannot drop a database a worker is connected to, so
+-- this test works in worker_test, not in contrib_regression: it creates the
+-- extension there, reserves with a one-second ttl on the real clock, and
+-- waits (bounded) until the reservation is expired in the table.  Nobody
+-- but the worker calls expire_due here, so the expiry is the worker's.  The
+-- extension is dropped at the end so that a rerun starts clean.
+--
+\set VERBOSITY terse
+\c worker_test
+SET client_min_messages = warning;
+DROP EXTENSION IF EXISTS pg_inventory CASCADE;
+DO $$
+BEGIN
+	IF EXISTS (SELECT 1 FROM pg_roles WHERE rolname = 'worker_test_app') THEN
+		DROP OWNED BY worker_test_app;
+		DROP ROLE worker_test_app;
+	END IF;
+END $$;
+DROP SCHEMA IF EXISTS inventory;
+RESET client_min_messages;
+CREATE EXTENSION pg_inventory;
+
+-- an application role reserves, so that the actor of the expiry (the
+-- worker, connected as the bootstrap superuser) can be told apart
+CREATE ROLE worker_test_app NOLOGIN;
+GRANT USAGE ON SCHEMA inventory TO worker_test_app;
+GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval)
+	TO worker_test_app;
+SELECT inventory.grant_tenant('wk-t', 'worker_test_app');
+SELECT inventory.restock('wk-t', 'wk-rcpt-1', 'A', 5);
+
+SET ROLE worker_test_app;
+SELECT status, state, applied, quantity,
+	   expires_at - now() >= interval '1 second' AS ttl_after_call,
+	   expires_at - now() < interval '5 seconds' AS ttl_not_longer
+  FROM inventory.reserve('wk-t', 'wk-1', 'A', 2, '1 second');
+RESET ROLE;
+
+SELECT available, reserved, consumed FROM inventory.stock WHERE tenant = 'wk-t';
+
+-- wait until the worker has written the expiry: each poll is a new
+-- statement, so it sees the worker's commits (READ COMMITTED); at most 20 s
+DO $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '20 seconds';
+BEGIN
+	LOOP
+		EXIT WHEN (SELECT state FROM inventory.reservation
+					WHERE tenant = 'wk-t' AND request_key = 'wk-1') = 'expired';
+		IF clock_timestamp() > deadline THEN
+			RAISE WARNING 'the expiry worker did not expire wk-1 within 20 seconds';
+			EXIT;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+
+-- the worker is listed in pg_stat_activity, connected to this database as
+-- the bootstrap superuser
+SELECT count(*) AS workers, min(datname) AS datname, min(usename) AS usename
+  FROM pg_stat_activity
+ WHERE backend_type = 'pg_inventory expiry worker';
+
+-- written by the worker: state, version, and the units are back
+SELECT state, version,
+	   updated_at >= expires_at AS expired_at_or_after_expiry
+  FROM inventory.reservation WHERE tenant = 'wk-t' AND request_key = 'wk-1';
+SELECT available, reserved, consumed FROM inventory.stock WHERE tenant = 'wk-t';
+
+-- the transition log: reserve by the application role, expiry by the worker
+SELECT from_state, to_state, reason, actor, version,
+	   created_at >= (SELECT expires_at FROM inventory.reservation
+					   WHERE tenant = 'wk-t' AND request_key = 'wk-1') AS at_or_after_expiry
+  FROM inventory.reservation_transition t
+ WHERE reservation_id = (SELECT id FROM inventory.reservation
+						  WHERE tenant = 'wk-t' AND request_key = 'wk-1')
+ ORDER BY version;
+
+-- one reservation.expired event
+SELECT event_type, payload->>'state' AS state, payload->>'request_key' AS request_key,
+	   (payload->>'version')::int AS version
+  FROM inventory.outbox
+ WHERE tenant = 'wk-t' AND reservation_id IS NOT NULL
+ ORDER BY id;
+
+SELECT * FROM inventory.check_invariants();
+
+-- leave worker_test as it was
+DROP EXTENSION pg_inventory;
+DROP OWNED BY worker_test_app;
+DROP ROLE worker_test_app;
+DROP SCHEMA IF EXISTS inventory;

@@ -10,6 +10,12 @@
 -- complain if script is sourced in psql, rather than via CREATE EXTENSION
 \echo Use "CREATE EXTENSION pg_inventory" to load this file. \quit
 
+-- The schema is created by CREATE EXTENSION (control file: schema =
+-- inventory); it is not a member of the extension, so DROP EXTENSION leaves
+-- it (empty) behind.
+COMMENT ON SCHEMA inventory IS
+	'pg_inventory: stock counters, reservations, the transition log, tenant grants and the outbox.';
+
 /* ---------------------------------------------------------------------
  * Domains: the identifier limits of the contract, held by the database.
  * ------------------------------------------------------------------- */

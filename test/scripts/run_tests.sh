@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # test/scripts/run_tests.sh (`make test`): the whole test suite.
 #
-# Installs the packages (deps.sh), builds and installs the extension, starts
-# a throwaway PostgreSQL 15 (pg_env.sh) with pg_inventory's expiry worker and
-# pg_cron preloaded, and runs every suite, going on to the next suite when
-# one fails:
-#   regress    pg_regress, `make installcheck` over test/sql/*.sql
-#   isolation  pg_isolation_regress, `make installcheck REGRESS=` over test/specs/*.spec
+# Installs the packages (deps.sh), builds and installs the extension, and
+# runs every suite, going on to the next suite when one fails:
+#   isolation  pg_isolation_regress over test/specs/*.spec, on a plain server
+#              (no shared_preload_libraries: CREATE EXTENSION alone must work)
+# then, on a throwaway server with pg_inventory's expiry worker and pg_cron
+# preloaded:
+#   regress    pg_regress, `make installcheck` over test/sql/*.sql (with the
+#              scheduler tests, WITH_SCHEDULERS=1)
 #   pgtap      pg_prove over test/pgtap/*.sql, in database pgtap_test
+#   scripts    TAP scripts: pg_dump + pg_restore round trip
 #   ctest      the GoogleTest programs, if there is a top-level CMakeLists.txt
 # A failing suite prints its diffs.  The server is removed on exit.  The last
 # line of output is always `N passed, N failed`, summed over every test of
@@ -97,11 +100,42 @@ if ! make -s >"$LOGDIR/build.log" 2>&1 || ! make -s install >>"$LOGDIR/build.log
 fi
 echo "built and installed pg_inventory ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)) into $("$PG_BIN/pg_config" --pkglibdir)"
 
-# ---------------------------------------------------------------- server
-header "server"
+# ---------------------------------------------------------------- isolation
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
 trap 'pg_destroy' EXIT
+shopt -s nullglob
+REGRESS_FILES=(test/sql/*.sql)
+SPEC_FILES=(test/specs/*.spec)
+PGTAP_FILES=(test/pgtap/*.sql)
+shopt -u nullglob
+
+header "isolation: pg_isolation_regress, ${#SPEC_FILES[@]} specs in test/specs"
+if [ ${#SPEC_FILES[@]} -eq 0 ]; then
+	record isolation 0 0 "no tests"
+else
+	unset PGI_DIR PGI_PORT PGI_CONF
+	if ! pg_start; then
+		record isolation 0 1 "the plain server did not start"
+	else
+		# REGRESS= leaves only the isolation half of PGXS's installcheck;
+		# ISOLATION_OPTS has --outputdir=., so the diffs land in ./regression.diffs
+		rm -f regression.diffs regression.out output_iso/regression.diffs
+		make -s installcheck REGRESS= 2>&1 | tee "$LOGDIR/isolation.log"
+		rc=${PIPESTATUS[0]}
+		count_pg_regress "$LOGDIR/isolation.log"
+		if [ "$rc" -ne 0 ]; then
+			show_diffs regression.diffs output_iso/regression.diffs
+			[ "$F" -eq 0 ] && F=1
+		fi
+		record isolation "$P" "$F"
+		pg_destroy
+	fi
+	unset PGI_DIR PGI_PORT
+fi
+
+# ---------------------------------------------------------------- server
+header "server"
 PGI_CONF="shared_preload_libraries = 'pg_inventory,pg_cron'
 cron.database_name = 'cron_test'
 pg_inventory.worker_database = 'worker_test'
@@ -120,18 +154,12 @@ done
 echo "PostgreSQL $(psql -X -At -c 'SHOW server_version') on port $PGPORT, socket and data in $PGI_DIR"
 
 # ---------------------------------------------------------------- regress
-shopt -s nullglob
-REGRESS_FILES=(test/sql/*.sql)
-SPEC_FILES=(test/specs/*.spec)
-PGTAP_FILES=(test/pgtap/*.sql)
-shopt -u nullglob
-
 header "regress: pg_regress, ${#REGRESS_FILES[@]} files in test/sql"
 if [ ${#REGRESS_FILES[@]} -eq 0 ]; then
 	record regress 0 0 "no tests"
 else
 	rm -f regression.diffs regression.out
-	make -s installcheck ISOLATION= 2>&1 | tee "$LOGDIR/regress.log"
+	make -s installcheck ISOLATION= WITH_SCHEDULERS=1 2>&1 | tee "$LOGDIR/regress.log"
 	rc=${PIPESTATUS[0]}
 	count_pg_regress "$LOGDIR/regress.log"
 	if [ "$rc" -ne 0 ]; then
@@ -143,29 +171,6 @@ else
 		fi
 	else
 		record regress "$P" "$F"
-	fi
-fi
-
-# ---------------------------------------------------------------- isolation
-header "isolation: pg_isolation_regress, ${#SPEC_FILES[@]} specs in test/specs"
-if [ ${#SPEC_FILES[@]} -eq 0 ]; then
-	record isolation 0 0 "no tests"
-else
-	# REGRESS= leaves only the isolation half of PGXS's installcheck;
-	# ISOLATION_OPTS has --outputdir=., so the diffs land in ./regression.diffs
-	rm -f regression.diffs regression.out output_iso/regression.diffs
-	make -s installcheck REGRESS= 2>&1 | tee "$LOGDIR/isolation.log"
-	rc=${PIPESTATUS[0]}
-	count_pg_regress "$LOGDIR/isolation.log"
-	if [ "$rc" -ne 0 ]; then
-		show_diffs regression.diffs output_iso/regression.diffs
-		if [ "$F" -eq 0 ]; then
-			record isolation "$P" 1 "pg_isolation_regress exited with $rc"
-		else
-			record isolation "$P" "$F"
-		fi
-	else
-		record isolation "$P" "$F"
 	fi
 fi
 
@@ -196,6 +201,28 @@ else
 		record pgtap "$P" "$F"
 	fi
 fi
+
+# ---------------------------------------------------------------- scripts
+shopt -s nullglob
+SCRIPT_FILES=(test/scripts/*_test.sh)
+shopt -u nullglob
+header "scripts: ${#SCRIPT_FILES[@]} TAP scripts in test/scripts"
+SP=0
+SF=0
+for t in "${SCRIPT_FILES[@]}"; do
+	bash "$t" >"$LOGDIR/$(basename "$t").log" 2>&1
+	rc=$?
+	p=$(grep -cE '^ok [0-9]+' "$LOGDIR/$(basename "$t").log")
+	f=$(grep -cE '^not ok [0-9]+' "$LOGDIR/$(basename "$t").log")
+	if [ "$rc" -ne 0 ] || [ "$f" -gt 0 ]; then
+		grep -vE '^ok [0-9]+' "$LOGDIR/$(basename "$t").log"
+		[ "$f" -eq 0 ] && f=1
+	fi
+	echo "$t: $p passed, $f failed"
+	SP=$((SP + p))
+	SF=$((SF + f))
+done
+record scripts "$SP" "$SF"
 
 # ---------------------------------------------------------------- CTest
 if [ -f CMakeLists.txt ]; then

@@ -1,0 +1,168 @@
+// test/faults/lost_response_test.cpp: the server committed, the client
+// never read the answer (its connection dropped), and the client retries.
+//
+// The client sends the call with libpq's asynchronous API (PQsendQueryParams)
+// and never reads: the test waits until the commit is visible from another
+// session, then closes the client's connection with PQfinish, so the
+// answer is lost for good.  A new connection then asks lookup() and
+// retries with the same key: the retry must report the stored outcome
+// (applied = false, same reservation id) and the counts must have moved
+// exactly once.
+#include "support.h"
+
+#include <libpq-fe.h>
+
+namespace {
+
+using pgi::TestDatabase;
+
+/// Sends QUERY with text PARAMS on a new libpq connection to DB, waits until
+/// COMMITTED (run on CTL) is true, and closes the connection without
+/// reading a byte of the answer.
+::testing::AssertionResult
+send_and_drop(const TestDatabase &db, pqxx::connection &ctl,
+              const std::string &query, const std::vector<std::string> &params,
+              const std::string &committed) {
+  PGconn *conn = PQconnectdb(db.conninfo().c_str());
+  if (PQstatus(conn) != CONNECTION_OK) {
+    std::string msg = PQerrorMessage(conn);
+    PQfinish(conn);
+    return ::testing::AssertionFailure() << "connect: " << msg;
+  }
+  std::vector<const char *> values;
+  for (const auto &p : params) values.push_back(p.c_str());
+  if (PQsendQueryParams(conn, query.c_str(), static_cast<int>(values.size()),
+                        nullptr, values.data(), nullptr, nullptr, 0) != 1) {
+    std::string msg = PQerrorMessage(conn);
+    PQfinish(conn);
+    return ::testing::AssertionFailure() << "send: " << msg;
+  }
+  // the commit is observable from another session: wait for it, not for time
+  const bool seen =
+    pgi::poll_until([&] { return pgi::scalar(ctl, committed) == 1; });
+  // never PQconsumeInput / PQgetResult: the answer is dropped unread
+  PQfinish(conn);
+  if (!seen)
+    return ::testing::AssertionFailure()
+           << "the call never committed: " << committed;
+  return ::testing::AssertionSuccess();
+}
+
+/// What a row of the reservation holds, for comparisons.
+struct Trail {
+  long long transitions, events;
+};
+
+Trail trail(pqxx::connection &cx, long long id) {
+  pqxx::nontransaction tx{cx};
+  auto r = tx.exec_params1(
+    "SELECT (SELECT count(*) FROM inventory.reservation_transition"
+    "         WHERE reservation_id = $1),"
+    "       (SELECT count(*) FROM inventory.outbox WHERE reservation_id = $1)",
+    id);
+  return {r[0].as<long long>(), r[1].as<long long>()};
+}
+
+} // namespace
+
+// Row 2: the response of reserve, then of confirm, is lost after commit.
+TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
+  PGI_REQUIRE_SERVER();
+  TestDatabase db{"lost_response"};
+  auto ctl = db.connect();
+  pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+
+  // reserve: committed, answer lost
+  ASSERT_TRUE(send_and_drop(
+    db, *ctl, "SELECT * FROM inventory.reserve($1, $2, $3, $4::integer)",
+    {"acme", "order-1", "A", "3"},
+    "SELECT count(*) FROM inventory.reservation"
+    " WHERE tenant = 'acme' AND request_key = 'order-1'"));
+
+  // the client comes back on a new connection
+  auto cx = db.connect();
+  pqxx::nontransaction tx{*cx};
+  auto seen = pgi::outcome_of(tx.exec_params(
+    "SELECT * FROM inventory.lookup($1, $2)", "acme", "order-1"));
+  EXPECT_EQ(seen.status, "reserved");
+  EXPECT_EQ(seen.state, std::optional<std::string>{"pending"});
+  EXPECT_FALSE(seen.applied);
+  ASSERT_TRUE(seen.reservation_id.has_value());
+  const long long id = *seen.reservation_id;
+
+  auto retry = pgi::outcome_of(
+    tx.exec_params("SELECT * FROM inventory.reserve($1, $2, $3, $4::integer)",
+                   "acme", "order-1", "A", 3));
+  EXPECT_EQ(retry.status, "reserved");
+  EXPECT_EQ(retry.state, std::optional<std::string>{"pending"});
+  EXPECT_FALSE(retry.applied);
+  EXPECT_EQ(retry.reservation_id, std::optional<long long>{id});
+  EXPECT_EQ(retry.quantity, std::optional<long long>{3});
+  // moved exactly once
+  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+            (pgi::StockCounts{true, 7, 3, 0}));
+  auto t = trail(*ctl, id);
+  EXPECT_EQ(t.transitions, 1);
+  EXPECT_EQ(t.events, 1);
+  // a retry with another payload is refused, not applied
+  EXPECT_EQ(pgi::code_of([&] {
+              tx.exec_params("SELECT * FROM inventory.reserve($1, $2, $3,"
+                             " $4::integer)",
+                             "acme", "order-1", "A", 4);
+            }),
+            "IN001");
+
+  // confirm: committed, answer lost
+  ASSERT_TRUE(send_and_drop(
+    db, *ctl, "SELECT * FROM inventory.confirm($1, $2)", {"acme", "order-1"},
+    "SELECT count(*) FROM inventory.reservation"
+    " WHERE tenant = 'acme' AND request_key = 'order-1'"
+    "   AND state = 'confirmed'"));
+  auto confirm = pgi::outcome_of(tx.exec_params(
+    "SELECT * FROM inventory.confirm($1, $2)", "acme", "order-1"));
+  EXPECT_EQ(confirm.status, "confirmed");
+  EXPECT_EQ(confirm.state, std::optional<std::string>{"confirmed"});
+  EXPECT_FALSE(confirm.applied);
+  EXPECT_EQ(confirm.reservation_id, std::optional<long long>{id});
+  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+            (pgi::StockCounts{true, 7, 0, 3}));
+  t = trail(*ctl, id);
+  EXPECT_EQ(t.transitions, 2);
+  EXPECT_EQ(t.events, 2);
+
+  EXPECT_EQ(pgi::invariant_violations(*ctl), std::vector<std::string>{});
+  EXPECT_EQ(pgi::accounting_mismatches(*ctl), std::vector<std::string>{});
+}
+
+// Row 2': the response of a restock is lost after commit; the retry returns
+// the available count stored with the record and receives nothing twice.
+TEST(FaultMatrix, LostRestockResponseRetriesIdempotently) {
+  PGI_REQUIRE_SERVER();
+  TestDatabase db{"lost_restock"};
+  auto ctl = db.connect();
+  pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+
+  ASSERT_TRUE(send_and_drop(
+    db, *ctl, "SELECT inventory.restock($1, $2, $3, $4::integer)",
+    {"acme", "rcpt-2", "A", "5"},
+    "SELECT count(*) FROM inventory.stock_ledger"
+    " WHERE tenant = 'acme' AND request_key = 'rcpt-2'"));
+  // stock moves on before the client retries
+  pgi::exec(*ctl, "SELECT inventory.reserve('acme', 'order-1', 'A', 2)");
+
+  auto cx = db.connect();
+  pqxx::nontransaction tx{*cx};
+  EXPECT_EQ(tx.exec_params1("SELECT inventory.restock($1, $2, $3,"
+                            " $4::integer)",
+                            "acme", "rcpt-2", "A", 5)[0]
+              .as<long long>(),
+            15); // the stored available after the receipt, not 13
+  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+            (pgi::StockCounts{true, 13, 2, 0}));
+  EXPECT_EQ(pgi::scalar(*ctl, "SELECT count(*) FROM inventory.stock_ledger"),
+            2);
+  EXPECT_EQ(pgi::scalar(*ctl, "SELECT count(*) FROM inventory.outbox"
+                              " WHERE event_type = 'stock.restocked'"),
+            2);
+  EXPECT_EQ(pgi::invariant_violations(*ctl), std::vector<std::string>{});
+}

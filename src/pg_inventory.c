@@ -33,6 +33,7 @@ char	   *inventory_worker_database = NULL;
 int			inventory_worker_interval_ms = 1000;
 int			inventory_worker_batch_size = 1000;
 int			inventory_test_pause_lock = 0;
+int			inventory_outbox_retention_s = 7 * 24 * 3600;
 
 /*
  * check_frozen_now
@@ -162,6 +163,14 @@ _PG_init(void)
 							1000, 1, 1000000,
 							PGC_SIGHUP,
 							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.outbox_retention",
+							"How long the worker keeps published outbox events.",
+							"The worker deletes events published longer ago (version 0.2 on).",
+							&inventory_outbox_retention_s,
+							7 * 24 * 3600, 0, INT_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_inventory.test_pause_lock",
 							"Fault-injection pause point (tests only).",

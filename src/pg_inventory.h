@@ -60,6 +60,7 @@ extern char *inventory_worker_database;
 extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
 extern int	inventory_test_pause_lock;
+extern int	inventory_outbox_retention_s;
 extern void InventoryTestPause(void);
 
 /* validate.c */

@@ -351,6 +351,88 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 		"AND m.member = $2 RETURNING 1",
 		2, {TEXTOID, REGROLEOID}
 	},
+
+	/*
+	 * PLAN_RELAY_CLAIM (0.2): leases up to $2 publishable events to relay
+	 * $1 until $3 + $4: committed, unpublished, live, due for an attempt,
+	 * not leased by a live claim, and the first unpublished event of their
+	 * reservation (events of one reservation go out in order; a later one
+	 * waits while an earlier one backs off or is dead-lettered).  SKIP
+	 * LOCKED: relays never wait for each other.  $3 clock.
+	 */
+	[PLAN_RELAY_CLAIM] = {
+		"WITH c AS (SELECT o.id FROM inventory.outbox o "
+		"WHERE o.published_at IS NULL AND o.dead_at IS NULL "
+		"AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3) "
+		"AND (o.claimed_until IS NULL OR o.claimed_until <= $3) "
+		"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p "
+		"WHERE p.reservation_id = o.reservation_id AND p.id < o.id "
+		"AND p.published_at IS NULL)) "
+		"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), "
+		"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 "
+		"FROM c WHERE o.id = c.id "
+		"RETURNING o.id, o.event_id, o.event_type, o.tenant::text, o.reservation_id, "
+		"o.payload, o.attempts) "
+		"SELECT * FROM u ORDER BY u.id",
+		4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
+	},
+
+	/* PLAN_RELAY_PUBLISHED (0.2): $1 ids, $2 clock */
+	[PLAN_RELAY_PUBLISHED] = {
+		"UPDATE inventory.outbox o SET published_at = $2, claimed_until = NULL "
+		"WHERE o.id = ANY ($1) AND o.published_at IS NULL",
+		2, {INT8ARRAYOID, TIMESTAMPTZOID}
+	},
+
+	/*
+	 * PLAN_RELAY_FAILED (0.2): one failed attempt of each event $1 (error
+	 * $2): the next attempt after $5 * 2^attempts (at most $6) with jitter
+	 * (x 0.5 to 1), or, at the $3rd failure, dead-lettered.  $4 clock.
+	 */
+	[PLAN_RELAY_FAILED] = {
+		"UPDATE inventory.outbox o SET attempts = o.attempts + 1, last_error = $2, "
+		"claimed_until = NULL, "
+		"next_attempt_at = CASE WHEN o.attempts + 1 >= $3 THEN NULL "
+		"ELSE $4 + least($5 * power(2, o.attempts), $6) * (0.5 + random() / 2) END, "
+		"dead_at = CASE WHEN o.attempts + 1 >= $3 THEN $4 END "
+		"WHERE o.id = ANY ($1) AND o.published_at IS NULL AND o.dead_at IS NULL",
+		6, {INT8ARRAYOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID, INTERVALOID}
+	},
+
+	/* PLAN_RELAY_RELEASE (0.2): gives back the leases of relay $1 on $2 */
+	[PLAN_RELAY_RELEASE] = {
+		"UPDATE inventory.outbox o SET claimed_until = NULL "
+		"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.published_at IS NULL "
+		"AND o.claimed_until IS NOT NULL",
+		2, {TEXTOID, INT8ARRAYOID}
+	},
+
+	/* PLAN_DEAD_REQUEUE (0.2): $1 ids, or NULL for every dead letter */
+	[PLAN_DEAD_REQUEUE] = {
+		"UPDATE inventory.outbox o SET dead_at = NULL, attempts = 0, "
+		"next_attempt_at = NULL, claimed_until = NULL "
+		"WHERE o.dead_at IS NOT NULL AND o.published_at IS NULL "
+		"AND ($1 IS NULL OR o.id = ANY ($1))",
+		1, {INT8ARRAYOID}
+	},
+
+	/* PLAN_DEAD_DISCARD (0.2): deletes the dead letters $1 */
+	[PLAN_DEAD_DISCARD] = {
+		"DELETE FROM inventory.outbox o WHERE o.dead_at IS NOT NULL "
+		"AND o.published_at IS NULL AND o.id = ANY ($1)",
+		1, {INT8ARRAYOID}
+	},
+
+	/*
+	 * PLAN_OUTBOX_PURGE (0.2): deletes up to $3 events published before
+	 * $1 - $2, oldest first, skipping rows a relay holds.
+	 */
+	[PLAN_OUTBOX_PURGE] = {
+		"DELETE FROM inventory.outbox o WHERE o.id IN (SELECT p.id "
+		"FROM inventory.outbox p WHERE p.published_at < $1 - $2 "
+		"ORDER BY p.published_at LIMIT $3 FOR UPDATE SKIP LOCKED)",
+		3, {TIMESTAMPTZOID, INTERVALOID, INT4OID}
+	},
 };
 
 static SPIPlanPtr saved_plans[PLAN_COUNT];

@@ -1,14 +1,17 @@
 /*-------------------------------------------------------------------------
  *
  * src/worker.c
- *		The expiry worker: a background worker that calls
+ *		The maintenance worker: a background worker that calls
  *		inventory.expire_due every pg_inventory.worker_interval, so units come
- *		back within about that long after a reservation expires.
+ *		back within about that long after a reservation expires, and applies
+ *		the outbox retention.
  *
  * Started only when pg_inventory is in shared_preload_libraries and
  * pg_inventory.worker_database names a database.  Each batch of
  * pg_inventory.worker_batch_size reservations is its own transaction; it
- * repeats while batches come back full.  It connects as the bootstrap
+ * repeats while batches come back full.  Once per pass it also deletes up
+ * to 10000 outbox events published more than pg_inventory.outbox_retention
+ * ago (purge_published, version 0.2 on).  It connects as the bootstrap
  * superuser.  An error ends the process; the postmaster starts it again
  * after 5 seconds.  Until the extension is created in the database the
  * worker does nothing.
@@ -32,6 +35,7 @@
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/snapmgr.h"
+#include "utils/timestamp.h"
 
 #include "pg_inventory.h"
 
@@ -54,12 +58,33 @@ InventoryRegisterWorker(void)
 }
 
 /*
- * ExpireBatch
- *		One transaction: expire_due(batch) if the extension exists.
- *		Returns how many reservations it expired.
+ * WorkerCall
+ *		Runs "SELECT <sql>" with one integer-typed or interval-typed argument
+ *		through SPI and returns its integer result.
  */
 static int
-ExpireBatch(void)
+WorkerCall(const char *sql, Oid argtype, Datum arg)
+{
+	bool		isnull;
+	int			result;
+
+	pgstat_report_activity(STATE_RUNNING, sql);
+	if (SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "pg_inventory worker: \"%s\" failed", sql);
+	result = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+										 SPI_tuptable->tupdesc, 1, &isnull));
+	return isnull ? 0 : result;
+}
+
+/*
+ * MaintenanceBatch
+ *		One transaction: expire_due(batch) if the extension exists, and with
+ *		purge, purge_published(pg_inventory.outbox_retention, batch) if the
+ *		installed version has it (0.2 and later).  Returns how many
+ *		reservations it expired.
+ */
+static int
+MaintenanceBatch(bool purge)
 {
 	int			expired = 0;
 
@@ -68,19 +93,22 @@ ExpireBatch(void)
 	PushActiveSnapshot(GetTransactionSnapshot());
 	if (OidIsValid(get_extension_oid("pg_inventory", true)))
 	{
-		Oid			argtypes[1] = {INT4OID};
-		Datum		values[1];
-		bool		isnull;
-
-		pgstat_report_activity(STATE_RUNNING, "SELECT inventory.expire_due($1)");
 		if (SPI_connect() != SPI_OK_CONNECT)
 			elog(ERROR, "pg_inventory worker: SPI_connect failed");
-		values[0] = Int32GetDatum(inventory_worker_batch_size);
-		if (SPI_execute_with_args("SELECT inventory.expire_due($1)", 1, argtypes,
-								  values, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "pg_inventory worker: expire_due failed");
-		expired = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-											  SPI_tuptable->tupdesc, 1, &isnull));
+		expired = WorkerCall("SELECT inventory.expire_due($1)", INT4OID,
+							 Int32GetDatum(inventory_worker_batch_size));
+		if (purge &&
+			SPI_execute("SELECT 1 WHERE pg_catalog.to_regprocedure("
+						"'inventory.purge_published(interval, integer)') IS NOT NULL",
+						true, 1) == SPI_OK_SELECT && SPI_processed == 1)
+		{
+			Interval	retention;
+
+			memset(&retention, 0, sizeof(retention));
+			retention.time = (int64) inventory_outbox_retention_s * USECS_PER_SEC;
+			(void) WorkerCall("SELECT inventory.purge_published($1, 10000)",
+							  INTERVALOID, IntervalPGetDatum(&retention));
+		}
 		SPI_finish();
 	}
 	PopActiveSnapshot();
@@ -111,8 +139,11 @@ InventoryWorkerMain(Datum main_arg)
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		while (ExpireBatch() >= inventory_worker_batch_size)
-			CHECK_FOR_INTERRUPTS();
+		if (MaintenanceBatch(true) >= inventory_worker_batch_size)
+		{
+			while (MaintenanceBatch(false) >= inventory_worker_batch_size)
+				CHECK_FOR_INTERRUPTS();
+		}
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 inventory_worker_interval_ms, PG_WAIT_EXTENSION);

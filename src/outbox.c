@@ -1,0 +1,302 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/outbox.c
+ *		The outbox functions of version 0.2: what a relay calls to publish
+ *		events at least once (claim, mark published, mark failed, release),
+ *		what an operator calls for dead letters (requeue, discard), and the
+ *		retention function (purge_published).
+ *
+ * A relay leases a batch of events (claimed_until), publishes them with
+ * publisher confirms, and marks them published only after the broker's
+ * ack; a relay that dies loses its lease when it runs out, and another relay
+ * publishes the events again: delivery is at least once, never at most
+ * once.  Events of one reservation are leased one at a time, in id order
+ * (see PLAN_RELAY_CLAIM).  These functions touch only outbox rows, never
+ * reservation or stock rows, so they take no part in the lock order of
+ * pg_inventory.h.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "funcapi.h"
+#include "mb/pg_wchar.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/timestamp.h"
+
+#include "pg_inventory.h"
+#include "plans.h"
+
+PG_FUNCTION_INFO_V1(inventory_relay_claim);
+PG_FUNCTION_INFO_V1(inventory_relay_mark_published);
+PG_FUNCTION_INFO_V1(inventory_relay_mark_failed);
+PG_FUNCTION_INFO_V1(inventory_relay_release);
+PG_FUNCTION_INFO_V1(inventory_requeue_dead_letters);
+PG_FUNCTION_INFO_V1(inventory_discard_dead_letters);
+PG_FUNCTION_INFO_V1(inventory_purge_published);
+
+/* Most characters of an error kept on an outbox row */
+#define INVENTORY_ERROR_MAX_CHARS 1000
+
+/*
+ * IntervalArg
+ *		A non-NULL interval argument within (min, max]; with or_equal the
+ *		lower bound is included.  Errors: 22023.
+ */
+static Interval *
+IntervalArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+			const char *min_text, bool or_equal, const char *max_text)
+{
+	Interval   *value;
+	Datum		min;
+	Datum		max;
+	bool		too_small;
+
+	InventoryRequireArg(fcinfo, argno, argname);
+	value = PG_GETARG_INTERVAL_P(argno);
+	min = DirectFunctionCall3(interval_in, CStringGetDatum(min_text),
+							  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	max = DirectFunctionCall3(interval_in, CStringGetDatum(max_text),
+							  ObjectIdGetDatum(InvalidOid), Int32GetDatum(-1));
+	too_small = or_equal ?
+		DatumGetBool(DirectFunctionCall2(interval_lt, IntervalPGetDatum(value), min)) :
+		DatumGetBool(DirectFunctionCall2(interval_le, IntervalPGetDatum(value), min));
+	if (too_small ||
+		DatumGetBool(DirectFunctionCall2(interval_gt, IntervalPGetDatum(value), max)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be %s %s and at most %s", argname,
+						or_equal ? "at least" : "above", min_text, max_text)));
+	return value;
+}
+
+/* A non-NULL integer argument within [min, max].  Errors: 22023. */
+static int32
+IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int32 min,
+	   int32 max)
+{
+	int32		value;
+
+	InventoryRequireArg(fcinfo, argno, argname);
+	value = PG_GETARG_INT32(argno);
+	if (value < min || value > max)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be %d to %d", argname, min, max),
+				 errdetail("The value given is %d.", value)));
+	return value;
+}
+
+/*
+ * RunPlan
+ *		Runs a saved plan with values as the function owner and returns
+ *		its row count.
+ */
+static int32
+RunPlan(FunctionCallInfo fcinfo, InventoryPlanId plan, Datum *values,
+		const char *nulls, int expected_rc)
+{
+	InventoryCall call;
+	uint64		n;
+
+	InventoryBeginCall(fcinfo, &call, NULL);
+	n = InventoryExec(plan, values, nulls, false, expected_rc);
+	InventoryEndCall(&call);
+	return (int32) n;
+}
+
+/*
+ * inventory_relay_claim
+ *		relay_claim(relay text, batch_size integer DEFAULT 100,
+ *					lease interval DEFAULT '30 seconds')
+ *		RETURNS TABLE(id bigint, event_id uuid, event_type text, tenant text,
+ *					  reservation_id bigint, payload jsonb, attempts integer)
+ *
+ * Leases up to batch_size (1 to 10000) publishable events to relay (a name,
+ * 1 to 64 characters, for logs and release) for lease (above 0, at most
+ * 1 hour), in id order.  Another relay sees them again when the lease runs
+ * out.  Errors: 22023.
+ */
+Datum
+inventory_relay_claim(PG_FUNCTION_ARGS)
+{
+	char	   *relay = InventoryNameArg(fcinfo, 0, "relay", true);
+	int32		batch = IntArg(fcinfo, 1, "batch_size", 1, 10000);
+	Interval   *lease = IntervalArg(fcinfo, 2, "lease", "0", false, "1 hour");
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	InventoryCall call;
+	Datum		values[4];
+	uint64		n;
+	uint64		i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	InventoryBeginCall(fcinfo, &call, NULL);
+	values[0] = CStringGetTextDatum(relay);
+	values[1] = Int32GetDatum(batch);
+	values[2] = TimestampTzGetDatum(InventoryNow());
+	values[3] = IntervalPGetDatum(lease);
+	n = InventoryExec(PLAN_RELAY_CLAIM, values, NULL, false, SPI_OK_SELECT);
+	for (i = 0; i < n; i++)
+	{
+		Datum		row[7];
+		bool		nulls[7];
+		int			col;
+
+		for (col = 0; col < 7; col++)
+			row[col] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
+									 col + 1, &nulls[col]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
+	}
+	InventoryEndCall(&call);
+	return (Datum) 0;
+}
+
+/*
+ * inventory_relay_mark_published
+ *		relay_mark_published(relay text, ids bigint[]) RETURNS integer
+ *
+ * Marks the events ids published; call it only after the broker confirmed
+ * every one of them.  Returns how many were unpublished until now (an event
+ * published meanwhile by another relay, after a lease ran out, is not
+ * counted).  Errors: 22023.
+ */
+Datum
+inventory_relay_mark_published(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+
+	(void) InventoryNameArg(fcinfo, 0, "relay", true);
+	InventoryRequireArg(fcinfo, 1, "ids");
+	values[0] = PG_GETARG_DATUM(1);
+	values[1] = TimestampTzGetDatum(InventoryNow());
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_PUBLISHED, values, NULL,
+							SPI_OK_UPDATE));
+}
+
+/*
+ * inventory_relay_mark_failed
+ *		relay_mark_failed(relay text, ids bigint[], error text,
+ *						  max_attempts integer DEFAULT 10,
+ *						  backoff interval DEFAULT '1 second',
+ *						  max_backoff interval DEFAULT '5 minutes')
+ *		RETURNS integer
+ *
+ * Records one failed publish attempt of each event: the error (its first
+ * 1000 characters), and the next attempt after backoff * 2^(attempts
+ * before) capped at max_backoff, times a random factor from 0.5 to 1
+ * (jitter); at the max_attempts-th failure the event is dead-lettered
+ * instead (dead_at set; requeue_dead_letters brings it back).  Returns how
+ * many events it recorded.  Errors: 22023.
+ */
+Datum
+inventory_relay_mark_failed(PG_FUNCTION_ARGS)
+{
+	Datum		values[6];
+	text	   *error;
+	int			len;
+
+	(void) InventoryNameArg(fcinfo, 0, "relay", true);
+	InventoryRequireArg(fcinfo, 1, "ids");
+	InventoryRequireArg(fcinfo, 2, "error");
+	error = PG_GETARG_TEXT_PP(2);
+	len = pg_mbcharcliplen(VARDATA_ANY(error), VARSIZE_ANY_EXHDR(error),
+						   INVENTORY_ERROR_MAX_CHARS);
+	values[0] = PG_GETARG_DATUM(1);
+	values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(error), len));
+	values[2] = Int32GetDatum(IntArg(fcinfo, 3, "max_attempts", 1, 1000));
+	values[3] = TimestampTzGetDatum(InventoryNow());
+	values[4] = IntervalPGetDatum(IntervalArg(fcinfo, 4, "backoff", "0", false,
+											  "1 day"));
+	values[5] = IntervalPGetDatum(IntervalArg(fcinfo, 5, "max_backoff", "0",
+											  false, "7 days"));
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_FAILED, values, NULL,
+							SPI_OK_UPDATE));
+}
+
+/*
+ * inventory_relay_release
+ *		relay_release(relay text, ids bigint[]) RETURNS integer
+ *
+ * Gives back relay's leases on the unpublished events ids, without
+ * counting an attempt, so that another relay can publish them at once (a
+ * relay stopping cleanly).  Returns how many leases it gave back.
+ * Errors: 22023.
+ */
+Datum
+inventory_relay_release(PG_FUNCTION_ARGS)
+{
+	Datum		values[2];
+
+	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay", true));
+	InventoryRequireArg(fcinfo, 1, "ids");
+	values[1] = PG_GETARG_DATUM(1);
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_RELEASE, values, NULL,
+							SPI_OK_UPDATE));
+}
+
+/*
+ * inventory_requeue_dead_letters
+ *		requeue_dead_letters(ids bigint[] DEFAULT NULL) RETURNS integer
+ *
+ * Operator: makes the dead-lettered events ids (NULL: all of them) live
+ * again with a fresh attempt count; relays publish them at the next poll.
+ * Returns how many it requeued.
+ */
+Datum
+inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
+{
+	Datum		values[1];
+	char		nulls[1] = {' '};
+
+	if (PG_ARGISNULL(0))
+		nulls[0] = 'n';
+	else
+		values[0] = PG_GETARG_DATUM(0);
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_DEAD_REQUEUE, values, nulls,
+							SPI_OK_UPDATE));
+}
+
+/*
+ * inventory_discard_dead_letters
+ *		discard_dead_letters(ids bigint[]) RETURNS integer
+ *
+ * Operator: deletes the dead-lettered events ids for good (later events of
+ * the same reservations can then go out).  Returns how many it deleted.
+ * Errors: 22023 (ids NULL).
+ */
+Datum
+inventory_discard_dead_letters(PG_FUNCTION_ARGS)
+{
+	Datum		values[1];
+
+	InventoryRequireArg(fcinfo, 0, "ids");
+	values[0] = PG_GETARG_DATUM(0);
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_DEAD_DISCARD, values, NULL,
+							SPI_OK_DELETE));
+}
+
+/*
+ * inventory_purge_published
+ *		purge_published(older_than interval DEFAULT '7 days',
+ *						max_rows integer DEFAULT 10000) RETURNS integer
+ *
+ * Retention: deletes at most max_rows (1 to 1000000) events published more
+ * than older_than (at least 0, at most 10 years) ago, oldest first.  Dead
+ * letters and unpublished events are never deleted.  The expiry worker
+ * calls it with pg_inventory.outbox_retention.  Returns how many it
+ * deleted.  Errors: 22023.
+ */
+Datum
+inventory_purge_published(PG_FUNCTION_ARGS)
+{
+	Datum		values[3];
+
+	values[0] = TimestampTzGetDatum(InventoryNow());
+	values[1] = IntervalPGetDatum(IntervalArg(fcinfo, 0, "older_than", "0",
+											  true, "10 years"));
+	values[2] = Int32GetDatum(IntArg(fcinfo, 1, "max_rows", 1, 1000000));
+	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_OUTBOX_PURGE, values, NULL,
+							SPI_OK_DELETE));
+}

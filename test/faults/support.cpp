@@ -31,8 +31,14 @@ TestDatabase::TestDatabase(const std::string &name) : name_{"fault_" + name} {
   auto admin = admin_connection();
   exec(*admin, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
   exec(*admin, "CREATE DATABASE " + name_);
-  auto cx = connect();
-  exec(*cx, "CREATE EXTENSION pg_inventory");
+  try {
+    auto cx = connect();
+    exec(*cx, "CREATE EXTENSION pg_inventory");
+  } catch (...) {
+    // no destructor runs for a half-made object: drop it here
+    exec(*admin, "DROP DATABASE IF EXISTS " + name_ + " WITH (FORCE)");
+    throw;
+  }
 }
 
 TestDatabase::~TestDatabase() {

@@ -141,7 +141,8 @@ out=$(q postgres "CREATE DATABASE $DST;")
 	echo "pg_restore exited with status $?")
 check "pg_restore -d $DST without errors or warnings" "" "$out"
 
-check "extension pg_inventory exists in $DST" "0.1 inventory" \
+check "extension pg_inventory exists in $DST at the source's version" \
+	"$(q "$SRC" "SELECT extversion || ' ' || extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_inventory'")" \
 	"$(q "$DST" "SELECT extversion || ' ' || extnamespace::regnamespace FROM pg_extension WHERE extname = 'pg_inventory'")"
 
 after=$(snapshot "$DST")

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# test/scripts/rabbitmq.sh: a throwaway RabbitMQ node on loopback, as root
+# without systemd, with all its state (mnesia, logs, cookie, config) in one
+# temporary folder.  Source it (like pg_env.sh), then:
+#
+#   rmq_start      start a node, wait until it runs (5-8 s)
+#   rmq_stop_app   stop the RabbitMQ application, node kept (a broker outage)
+#   rmq_start_app  start it again and wait for it
+#   rmq_stop       stop the node and epmd
+#   rmq_destroy    rmq_stop, then remove the folder
+#   rmq_ctl ARGS   rabbitmqctl against this node
+#
+#   RMQ_PORT       AMQP port (default: a free one from 5673 up)
+#   RMQ_DIST_PORT  Erlang distribution port (default: a free one from 25673 up)
+#   RMQ_DIR        folder for everything (default: a new mktemp -d)
+# After rmq_start: INVENTORY_AMQP_URL (amqp://guest:guest@127.0.0.1:PORT, no
+# trailing slash: that would mean the empty vhost), RMQ_DIR, RMQ_PORT,
+# RMQ_NODENAME and RMQ_SCRIPT (this file) are exported, so that tests can
+# run `bash -c 'source "$RMQ_SCRIPT" && rmq_stop_app'`.
+
+RMQ_SBIN=${RMQ_SBIN:-/usr/lib/rabbitmq/bin}
+RMQ_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
+
+rmq_free_port() {
+	local p=${1:-5673}
+	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+	echo "$p"
+}
+
+# the environment every rabbitmq-server / rabbitmqctl call of this node needs
+_rmq_env() {
+	env HOME="$RMQ_DIR" RABBITMQ_NODENAME="$RMQ_NODENAME" \
+		RABBITMQ_NODE_IP_ADDRESS=127.0.0.1 RABBITMQ_NODE_PORT="$RMQ_PORT" \
+		RABBITMQ_DIST_PORT="$RMQ_DIST_PORT" ERL_EPMD_ADDRESS=127.0.0.1 \
+		ERL_EPMD_PORT="$RMQ_EPMD_PORT" \
+		RABBITMQ_MNESIA_BASE="$RMQ_DIR/mnesia" RABBITMQ_LOG_BASE="$RMQ_DIR/log" \
+		RABBITMQ_PID_FILE="$RMQ_DIR/rmq.pid" \
+		RABBITMQ_ENABLED_PLUGINS_FILE="$RMQ_DIR/enabled_plugins" \
+		RABBITMQ_CONFIG_FILE="$RMQ_DIR/rabbitmq" \
+		RABBITMQ_ADVANCED_CONFIG_FILE="$RMQ_DIR/advanced.config" \
+		RABBITMQ_CONF_ENV_FILE="$RMQ_DIR/rabbitmq-env.conf" \
+		PATH="$RMQ_SBIN:$PATH" "$@"
+}
+
+rmq_ctl() {
+	_rmq_env rabbitmqctl -q -n "$RMQ_NODENAME" "$@"
+}
+
+rmq_start() {
+	RMQ_DIR=${RMQ_DIR:-$(mktemp -d /tmp/pg_inventory_rmq.XXXXXX)}
+	RMQ_PORT=${RMQ_PORT:-$(rmq_free_port 5673)}
+	RMQ_DIST_PORT=${RMQ_DIST_PORT:-$(rmq_free_port $((RMQ_PORT + 20000)))}
+	# a private epmd per node: stopping it never touches anyone else's
+	RMQ_EPMD_PORT=${RMQ_EPMD_PORT:-$(rmq_free_port $((RMQ_PORT + 30000)))}
+	RMQ_NODENAME=${RMQ_NODENAME:-pgi$RMQ_PORT@localhost}
+	mkdir -p "$RMQ_DIR"
+	echo '[].' >"$RMQ_DIR/enabled_plugins"
+	: >"$RMQ_DIR/rabbitmq-env.conf"
+	printf 'listeners.tcp.default = 127.0.0.1:%s\nloopback_users = none\n' \
+		"$RMQ_PORT" >"$RMQ_DIR/rabbitmq.conf"
+	export RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME RMQ_SCRIPT
+	_rmq_env rabbitmq-server -detached >"$RMQ_DIR/start.log" 2>&1 || {
+		cat "$RMQ_DIR/start.log"
+		return 1
+	}
+	if ! rmq_ctl wait --timeout 60 "$RMQ_DIR/rmq.pid" >>"$RMQ_DIR/start.log" 2>&1; then
+		cat "$RMQ_DIR/start.log"
+		tail -n 30 "$RMQ_DIR"/log/*.log 2>/dev/null
+		return 1
+	fi
+	export INVENTORY_AMQP_URL="amqp://guest:guest@127.0.0.1:$RMQ_PORT"
+}
+
+rmq_stop_app() {
+	rmq_ctl stop_app >/dev/null
+}
+
+rmq_start_app() {
+	rmq_ctl start_app >/dev/null && rmq_ctl await_startup --timeout 60 >/dev/null
+}
+
+rmq_stop() {
+	[ -n "${RMQ_DIR:-}" ] && [ -f "$RMQ_DIR/rmq.pid" ] || return 0
+	rmq_ctl stop "$RMQ_DIR/rmq.pid" >/dev/null 2>&1 || true
+	_rmq_env epmd -port "$RMQ_EPMD_PORT" -kill >/dev/null 2>&1 || true
+	rm -f "$RMQ_DIR/rmq.pid"
+}
+
+rmq_destroy() {
+	rmq_stop
+	[ -n "${RMQ_DIR:-}" ] && rm -rf "$RMQ_DIR"
+	unset INVENTORY_AMQP_URL
+}

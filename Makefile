@@ -8,7 +8,7 @@ EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg
 
 MODULE_big = pg_inventory
 OBJS = src/pg_inventory.o src/plans.o src/validate.o src/auth.o \
-	src/reservation.o src/stock.o src/outbox.o src/worker.o
+	src/reservation.o src/stock.o src/outbox.o src/slots.o src/worker.o
 MODULEDIR = extension
 DATA = extension/pg_inventory.control $(wildcard sql/pg_inventory--*.sql)
 

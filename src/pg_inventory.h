@@ -7,7 +7,8 @@
  *	1. reservation rows (one per call; expire_due takes a batch with
  *	   SKIP LOCKED and so never waits on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
- *	   strcmp in C).
+ *	   strcmp in C); with slotted stock (0.3), within one SKU either one
+ *	   slot taken with SKIP LOCKED or all its slots in slot order.
  * Nobody waits for a reservation row while holding a stock row, so no two
  * calls deadlock.
  *
@@ -54,6 +55,38 @@ typedef struct InventoryCall
 	MemoryContext outer_cxt;	/* context of the caller, for the result */
 } InventoryCall;
 
+/* The counters of a stock slot (0.3), in the order of the columns */
+typedef enum InventoryCounter
+{
+	COUNTER_NONE = -1,
+	COUNTER_AVAILABLE = 0,
+	COUNTER_RESERVED = 1,
+	COUNTER_CONSUMED = 2
+} InventoryCounter;
+
+/* A change of the counters of one slot, in units */
+typedef struct InventorySlotChange
+{
+	char	   *tenant;
+	char	   *sku;
+	int32		slot;
+	int64		delta[3];		/* by InventoryCounter */
+} InventorySlotChange;
+
+typedef struct InventorySlotChanges
+{
+	int			count;
+	int			capacity;
+	InventorySlotChange *items;
+} InventorySlotChanges;
+
+typedef enum InventorySlotMoveResult
+{
+	SLOT_MOVE_DONE,
+	SLOT_MOVE_SHORT,
+	SLOT_MOVE_UNKNOWN
+} InventorySlotMoveResult;
+
 /* pg_inventory.c */
 extern TimestampTz InventoryNow(void);
 extern char *inventory_worker_database;
@@ -86,6 +119,28 @@ extern Datum InventoryQuantityArray(const InventoryLines *lines, Oid elemtype);
 extern void InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 							   const char *tenant);
 extern void InventoryEndCall(InventoryCall *call);
+
+/* slots.c */
+extern bool InventorySlotted(void);
+extern InventorySlotMoveResult InventorySlotMove(const char *tenant,
+												 const char *sku, int64 qty,
+												 InventoryCounter from,
+												 InventoryCounter to,
+												 bool rebalance,
+												 TimestampTz now,
+												 InventorySlotChanges *done);
+extern void InventorySlotUndo(const InventorySlotChanges *changes,
+							  TimestampTz now);
+extern void InventorySlotMoveBatch(int n, const char *const *tenants,
+								   const char *const *skus, const int64 *qty,
+								   InventoryCounter from, InventoryCounter to,
+								   TimestampTz now);
+extern int	InventorySlotLockSku(const char *tenant, const char *sku,
+								 int64 *totals, void **state);
+extern void InventorySlotSetAvailable(void *state, int nrows, int nkeep,
+									  int64 new_total, TimestampTz now);
+extern void InventorySlotGather(void *state, int nrows, int keep,
+								TimestampTz now);
 
 /* worker.c */
 extern void InventoryRegisterWorker(void);

@@ -428,10 +428,146 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 	 * $1 - $2, oldest first, skipping rows a relay holds.
 	 */
 	[PLAN_OUTBOX_PURGE] = {
-		"DELETE FROM inventory.outbox o WHERE o.id IN (SELECT p.id "
-		"FROM inventory.outbox p WHERE p.published_at < $1 - $2 "
-		"ORDER BY p.published_at LIMIT $3 FOR UPDATE SKIP LOCKED)",
+		"WITH p AS MATERIALIZED (SELECT p.id FROM inventory.outbox p "
+		"WHERE p.published_at < $1 - $2 "
+		"ORDER BY p.published_at LIMIT $3 FOR UPDATE SKIP LOCKED) "
+		"DELETE FROM inventory.outbox o USING p WHERE o.id = p.id",
 		3, {TIMESTAMPTZOID, INTERVALOID, INT4OID}
+	},
+
+	/*
+	 * PLAN_SLOT_TAKE_ONE (0.3): the fast path of slotted stock.  Locks the
+	 * first slot of (tenant $1, sku $2) whose counter $3 (0 available, 1
+	 * reserved, 2 consumed) holds at least $4 units, skipping slots other
+	 * transactions hold (so concurrent calls spread over the slots and never
+	 * wait here), and changes its counters by $5, $6, $7 (units).  The CTE
+ * runs once (a subquery in FROM could be rescanned per row and lock more
+ * slots).  No row:
+	 * no free slot holds enough; the caller falls back to PLAN_SLOT_LOCK_ALL.
+	 * $8 clock.
+	 */
+	[PLAN_SLOT_TAKE_ONE] = {
+		"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+		"WHERE p.tenant = $1 AND p.sku = $2 AND CASE $3 WHEN 0 THEN p.available "
+		"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
+		"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+		"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+		"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+		"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.slot = p.slot "
+		"RETURNING s.slot",
+		8, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+		TIMESTAMPTZOID}
+	},
+
+	/*
+	 * PLAN_SLOT_LOCK_ALL (0.3): locks every slot of the SKUs ($1 tenants,
+	 * $2 skus, pairwise) in (tenant, sku, slot) order and reads them.
+	 */
+	[PLAN_SLOT_LOCK_ALL] = {
+		"SELECT s.tenant::text, s.sku::text, s.slot, s.available, s.reserved, "
+		"s.consumed FROM inventory.stock_slot s "
+		"JOIN unnest($1, $2) AS u(tenant, sku) ON s.tenant = u.tenant AND s.sku = u.sku "
+		"ORDER BY s.tenant, s.sku, s.slot FOR UPDATE OF s",
+		2, {TEXTARRAYOID, TEXTARRAYOID}
+	},
+
+	/*
+	 * PLAN_SLOT_APPLY (0.3): changes the counters of slots the caller has
+	 * locked: $1 tenants, $2 skus, $3 slots, $4/$5/$6 changes of available,
+	 * reserved, consumed; $7 clock.
+	 */
+	[PLAN_SLOT_APPLY] = {
+		"UPDATE inventory.stock_slot s SET available = s.available + d.da, "
+		"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
+		"FROM unnest($1, $2, $3, $4, $5, $6) AS d(tenant, sku, slot, da, dr, dc) "
+		"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.slot = d.slot",
+		7, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+		INT8ARRAYOID, TIMESTAMPTZOID}
+	},
+
+	/* PLAN_SLOT_INSERT (0.3): empty slots $3 .. $4 - 1 of ($1, $2); $5 clock */
+	[PLAN_SLOT_INSERT] = {
+		"INSERT INTO inventory.stock_slot (tenant, sku, slot, updated_at) "
+		"SELECT $1, $2, g, $5 FROM generate_series($3, $4 - 1) AS g",
+		5, {TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID}
+	},
+
+	/* PLAN_SLOT_DELETE (0.3): slots $3 and above of ($1, $2), emptied before */
+	[PLAN_SLOT_DELETE] = {
+		"DELETE FROM inventory.stock_slot s WHERE s.tenant = $1 AND s.sku = $2 "
+		"AND s.slot >= $3 AND s.available = 0 AND s.reserved = 0 AND s.consumed = 0",
+		3, {TEXTOID, TEXTOID, INT4OID}
+	},
+
+	/* PLAN_SKU_ENSURE (0.3): creates the tenant's SKU with slot 0; $3 clock */
+	[PLAN_SKU_ENSURE] = {
+		"WITH k AS (INSERT INTO inventory.sku (tenant, sku, slots, created_at) "
+		"VALUES ($1, $2, 1, $3) ON CONFLICT (tenant, sku) DO NOTHING "
+		"RETURNING tenant, sku) "
+		"INSERT INTO inventory.stock_slot (tenant, sku, slot, updated_at) "
+		"SELECT k.tenant, k.sku, 0, $3 FROM k",
+		3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+	},
+
+	/*
+	 * PLAN_SKU_LOCK (0.3): serialises set_stock_slots calls of one SKU.  FOR
+	 * NO KEY UPDATE does not conflict with the KEY SHARE locks of foreign
+	 * key checks, so reservations never wait for it.
+	 */
+	[PLAN_SKU_LOCK] = {
+		"SELECT k.slots FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = $2 "
+		"FOR NO KEY UPDATE",
+		2, {TEXTOID, TEXTOID}
+	},
+
+	/* PLAN_SKU_SET_SLOTS (0.3) */
+	[PLAN_SKU_SET_SLOTS] = {
+		"UPDATE inventory.sku k SET slots = $3 WHERE k.tenant = $1 AND k.sku = $2",
+		3, {TEXTOID, TEXTOID, INT4OID}
+	},
+
+	/* PLAN_SKU_MISSING (0.3): the first of the SKUs $2 the tenant $1 lacks */
+	[PLAN_SKU_MISSING] = {
+		"SELECT u.sku FROM unnest($2) AS u(sku) WHERE NOT EXISTS (SELECT 1 "
+		"FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = u.sku) "
+		"ORDER BY u.sku LIMIT 1",
+		2, {TEXTOID, TEXTARRAYOID}
+	},
+
+	/* PLAN_EXPIRE_LINES (0.3): units per (tenant, sku) of reservations $1 */
+	[PLAN_EXPIRE_LINES] = {
+		"SELECT l.tenant::text, l.sku::text, sum(l.quantity)::bigint "
+		"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
+		"GROUP BY l.tenant, l.sku ORDER BY l.tenant, l.sku",
+		1, {INT8ARRAYOID}
+	},
+
+	/*
+	 * PLAN_LEDGER_RECORD (0.3): the ledger record and event of a receipt or
+	 * adjustment whose slots the caller already changed; $7 is available
+	 * after it.  No row returned: the key was taken meanwhile (IN001).
+	 * $1 tenant, $2 sku, $3 key, $4 kind, $5 delta, $6 reason, $8 actor,
+	 * $9 clock.
+	 */
+	[PLAN_LEDGER_RECORD] = {
+		"WITH g AS (INSERT INTO inventory.stock_ledger (tenant, sku, request_key, kind, "
+		"delta, reason, available_after, actor, created_at) "
+		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
+		"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING available_after), "
+		"e AS (SELECT gen_random_uuid() AS event_id), "
+		"o AS (INSERT INTO inventory.outbox "
+		"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+		"SELECT e.event_id, "
+		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
+		"$1, NULL, jsonb_build_object('event_id', e.event_id, 'event_type', "
+		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
+		"'tenant', $1, 'sku', $2, 'request_key', $3, 'kind', $4, 'delta', $5, "
+		"'available', g.available_after, 'reason', $6, "
+		"'occurred_at', to_char($9 AT TIME ZONE 'UTC', "
+		"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), $9 FROM g, e) "
+		"SELECT g.available_after FROM g",
+		9, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID, TEXTOID,
+		TIMESTAMPTZOID}
 	},
 };
 

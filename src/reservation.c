@@ -187,27 +187,139 @@ StateStatus(const char *state)
 
 /*
  * MoveStock
- *		Moves the units of lines between stock counters (factors -1, 0, 1
- *		for available, reserved, consumed), locking the rows in sku order.
+ *		Moves the units of lines from counter "from" to counter "to"
+ *		(available, reserved or consumed): in 0.3, slot by slot
+ *		(InventorySlotMove, SKU by SKU in sku order); before 0.3, on the one
+ *		stock row of each SKU, locking the rows in sku order.  The units must
+ *		be there (the reservation holds them); anything else is XX000.
  */
 static void
-MoveStock(const char *tenant, const InventoryLines *lines, int d_available,
-		  int d_reserved, int d_consumed, TimestampTz now)
+MoveStock(const char *tenant, const InventoryLines *lines,
+		  InventoryCounter from, InventoryCounter to, TimestampTz now)
 {
-	Datum		values[7];
+	int			factor[3] = {0, 0, 0};
+
+	if (InventorySlotted())
+	{
+		int			i;
+
+		for (i = 0; i < lines->count; i++)
+			if (InventorySlotMove(tenant, lines->items[i].sku,
+								  lines->items[i].quantity, from, to, false,
+								  now, NULL) != SLOT_MOVE_DONE)
+				elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" does not hold "
+					 "the reservation's units", lines->items[i].sku, tenant);
+	}
+	else
+	{
+		Datum		values[7];
+
+		factor[from] = -1;
+		factor[to] = 1;
+		values[0] = CStringGetTextDatum(tenant);
+		values[1] = InventorySkuArray(lines);
+		values[2] = InventoryQuantityArray(lines, INT8OID);
+		values[3] = Int64GetDatum(factor[COUNTER_AVAILABLE]);
+		values[4] = Int64GetDatum(factor[COUNTER_RESERVED]);
+		values[5] = Int64GetDatum(factor[COUNTER_CONSUMED]);
+		values[6] = TimestampTzGetDatum(now);
+		if (InventoryExec(PLAN_STOCK_MOVE, values, NULL, false,
+						  SPI_OK_UPDATE) != (uint64) lines->count)
+			elog(ERROR, "pg_inventory: stock rows of tenant \"%s\" are missing",
+				 tenant);
+	}
+	InventoryTestPause();
+}
+
+/*
+ * UnknownSku
+ *		Raises IN002 for a SKU the tenant never stocked.
+ */
+static void
+UnknownSku(const char *tenant, const char *sku)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
+			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
+			 errhint("An operator creates a SKU by restocking it.")));
+}
+
+/*
+ * HoldStockRows
+ *		Before 0.3: locks the stock row of every line in sku order and, if
+ *		every line fits, moves its units from available to reserved.
+ *		Returns whether it did.  Errors: IN002.
+ */
+static bool
+HoldStockRows(const char *tenant, const InventoryLines *lines, TimestampTz now)
+{
+	Datum		values[2];
+	uint64		nlocked;
+	bool		sufficient = true;
+	bool		isnull;
+	int			i;
 
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = InventorySkuArray(lines);
-	values[2] = InventoryQuantityArray(lines, INT8OID);
-	values[3] = Int64GetDatum(d_available);
-	values[4] = Int64GetDatum(d_reserved);
-	values[5] = Int64GetDatum(d_consumed);
-	values[6] = TimestampTzGetDatum(now);
-	if (InventoryExec(PLAN_STOCK_MOVE, values, NULL, false,
-					  SPI_OK_UPDATE) != (uint64) lines->count)
-		elog(ERROR, "pg_inventory: stock rows of tenant \"%s\" are missing",
-			 tenant);
+	nlocked = InventoryExec(PLAN_STOCK_LOCK, values, NULL, false, SPI_OK_SELECT);
+	for (i = 0; i < lines->count; i++)
+	{
+		if ((uint64) i >= nlocked ||
+			strcmp(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
+				   lines->items[i].sku) != 0)
+			UnknownSku(tenant, lines->items[i].sku);
+		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+										SPI_tuptable->tupdesc, 2, &isnull)) <
+			lines->items[i].quantity)
+			sufficient = false;
+	}
+	if (sufficient)
+		MoveStock(tenant, lines, COUNTER_AVAILABLE, COUNTER_RESERVED, now);
+	return sufficient;
+}
+
+/*
+ * HoldSlots
+ *		0.3: holds every line's units, SKU by SKU in sku order, from one
+ *		free slot or (falling back) from all slots of the SKU, rebalancing
+ *		them.  When a line does not fit, undoes the lines already held and
+ *		returns false.  Errors: IN002 (also when a line that was not reached
+ *		names an unknown SKU).
+ */
+static bool
+HoldSlots(const char *tenant, const InventoryLines *lines, TimestampTz now)
+{
+	InventorySlotChanges done = {0, 0, NULL};
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+	{
+		switch (InventorySlotMove(tenant, lines->items[i].sku,
+								  lines->items[i].quantity, COUNTER_AVAILABLE,
+								  COUNTER_RESERVED, true, now, &done))
+		{
+			case SLOT_MOVE_DONE:
+				break;
+			case SLOT_MOVE_UNKNOWN:
+				UnknownSku(tenant, lines->items[i].sku);
+				break;
+			case SLOT_MOVE_SHORT:
+				{
+					Datum		values[2];
+
+					values[0] = CStringGetTextDatum(tenant);
+					values[1] = InventorySkuArray(lines);
+					if (InventoryExec(PLAN_SKU_MISSING, values, NULL, false,
+									  SPI_OK_SELECT) == 1)
+						UnknownSku(tenant, SPI_getvalue(SPI_tuptable->vals[0],
+														SPI_tuptable->tupdesc, 1));
+					InventorySlotUndo(&done, now);
+					return false;
+				}
+		}
+	}
 	InventoryTestPause();
+	return true;
 }
 
 /*
@@ -219,12 +331,12 @@ MoveStock(const char *tenant, const InventoryLines *lines, int d_available,
 static void
 ApplyTransition(InventoryCall *call, const char *tenant, StoredReservation *res,
 				const char *to_state, const char *reason, TimestampTz now,
-				int d_available, int d_reserved, int d_consumed)
+				InventoryCounter from, InventoryCounter to)
 {
 	Datum		values[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
-	MoveStock(tenant, &res->lines, d_available, d_reserved, d_consumed, now);
+	MoveStock(tenant, &res->lines, from, to, now);
 
 	values[0] = Int64GetDatum(res->id);
 	values[1] = CStringGetTextDatum(res->state);
@@ -253,10 +365,12 @@ ApplyTransition(InventoryCall *call, const char *tenant, StoredReservation *res,
  *	  concurrent call with the same key waits for this one, then replays).
  * 2. If the key exists: the same lines replay the stored outcome
  *	  (applied = false); other lines raise IN001.
- * 3. Lock the stock rows in sku order; a SKU the tenant never stocked
- *	  raises IN002 (the claim is undone with the error).
- * 4. All lines fit: move available to reserved, write lines, log and event.
- *	  Otherwise store the rejection (frozen insufficient outcome).
+ * 3. Hold every line's units (available -> reserved), SKU by SKU in sku
+ *	  order; a SKU the tenant never stocked raises IN002 (the claim is
+ *	  undone with the error).
+ * 4. If a line does not fit, hold none (all or nothing).
+ * 5. Write lines, log and event; or store the rejection (the frozen
+ *	  insufficient outcome).
  */
 static Datum
 ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
@@ -268,10 +382,8 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	TimestampTz now;
 	TimestampTz expires_at;
 	Datum		values[5];
-	uint64		nlocked;
 	bool		isnull;
-	bool		sufficient = true;
-	int			i;
+	bool		sufficient;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
@@ -316,28 +428,11 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	res.version = 1;
 	res.lines = *lines;
 
-	/* 3. lock the stock rows in sku order */
-	values[1] = InventorySkuArray(lines);
-	nlocked = InventoryExec(PLAN_STOCK_LOCK, values, NULL, false, SPI_OK_SELECT);
-	for (i = 0; i < lines->count; i++)
-	{
-		int64		available;
+	/* 3. and 4. hold the stock of every line, or of none */
+	sufficient = InventorySlotted() ? HoldSlots(tenant, lines, now) :
+		HoldStockRows(tenant, lines, now);
 
-		if ((uint64) i >= nlocked ||
-			strcmp(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
-				   lines->items[i].sku) != 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
-					 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"",
-							lines->items[i].sku, tenant),
-					 errhint("An operator creates a SKU by restocking it.")));
-		available = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-												SPI_tuptable->tupdesc, 2, &isnull));
-		if (available < lines->items[i].quantity)
-			sufficient = false;
-	}
-
-	/* 4. hold the stock, or store the rejection */
+	/* 5. record the reservation, or store the rejection */
 	values[0] = Int64GetDatum(res.id);
 	values[1] = InventorySkuArray(lines);
 	values[2] = InventoryQuantityArray(lines, INT4OID);
@@ -345,7 +440,6 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	values[4] = TimestampTzGetDatum(now);
 	if (sufficient)
 	{
-		MoveStock(tenant, lines, -1, 1, 0, now);
 		if (InventoryExec(PLAN_RES_CREATED, values, NULL, false,
 						  SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
@@ -473,25 +567,28 @@ Transition(FunctionCallInfo fcinfo, TransitionKind kind, const char *tenant,
 		strcmp(EffectiveState(&res, now), "expired") == 0)
 	{
 		ApplyTransition(&call, tenant, &res, "expired", "expires_at reached",
-						now, 1, -1, 0);
+						now, COUNTER_RESERVED, COUNTER_AVAILABLE);
 		o.status = "expired";
 		o.applied = true;
 	}
 	else if (kind == TRANSITION_CONFIRM && strcmp(res.state, "pending") == 0)
 	{
-		ApplyTransition(&call, tenant, &res, "confirmed", NULL, now, 0, -1, 1);
+		ApplyTransition(&call, tenant, &res, "confirmed", NULL, now,
+						COUNTER_RESERVED, COUNTER_CONSUMED);
 		o.status = "confirmed";
 		o.applied = true;
 	}
 	else if (kind == TRANSITION_CANCEL && strcmp(res.state, "pending") == 0)
 	{
-		ApplyTransition(&call, tenant, &res, "cancelled", reason, now, 1, -1, 0);
+		ApplyTransition(&call, tenant, &res, "cancelled", reason, now,
+						COUNTER_RESERVED, COUNTER_AVAILABLE);
 		o.status = "cancelled";
 		o.applied = true;
 	}
 	else if (kind == TRANSITION_COMPENSATE && strcmp(res.state, "confirmed") == 0)
 	{
-		ApplyTransition(&call, tenant, &res, "compensated", reason, now, 1, 0, -1);
+		ApplyTransition(&call, tenant, &res, "compensated", reason, now,
+						COUNTER_CONSUMED, COUNTER_AVAILABLE);
 		o.status = "compensated";
 		o.applied = true;
 	}
@@ -598,6 +695,34 @@ inventory_lookup(PG_FUNCTION_ARGS)
 }
 
 /*
+ * ReleaseSlots
+ *		0.3: returns the units of the expired reservations ids (an int8[])
+ *		from reserved to available, all their SKUs' slots locked in (tenant,
+ *		sku, slot) order by one statement and written by one more.
+ */
+static void
+ReleaseSlots(Datum ids, TimestampTz now)
+{
+	uint64		n = InventoryExec(PLAN_EXPIRE_LINES, &ids, NULL, false,
+								  SPI_OK_SELECT);
+	const char **tenants = palloc(sizeof(char *) * Max(n, 1));
+	const char **skus = palloc(sizeof(char *) * Max(n, 1));
+	int64	   *qty = palloc(sizeof(int64) * Max(n, 1));
+	uint64		i;
+	bool		isnull;
+
+	for (i = 0; i < n; i++)
+	{
+		tenants[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
+		skus[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
+		qty[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
+											 SPI_tuptable->tupdesc, 3, &isnull));
+	}
+	InventorySlotMoveBatch((int) n, tenants, skus, qty, COUNTER_RESERVED,
+						   COUNTER_AVAILABLE, now);
+}
+
+/*
  * inventory_expire_due
  *		expire_due(max_rows integer DEFAULT 1000) RETURNS integer
  *
@@ -642,7 +767,10 @@ inventory_expire_due(PG_FUNCTION_ARGS)
 													FLOAT8PASSBYVAL,
 													TYPALIGN_DOUBLE));
 		values[1] = TimestampTzGetDatum(now);
-		InventoryExec(PLAN_EXPIRE_RELEASE, values, NULL, false, SPI_OK_UPDATE);
+		if (InventorySlotted())
+			ReleaseSlots(values[0], now);
+		else
+			InventoryExec(PLAN_EXPIRE_RELEASE, values, NULL, false, SPI_OK_UPDATE);
 	}
 	InventoryEndCall(&call);
 	PG_RETURN_INT32((int32) n);

@@ -29,6 +29,24 @@ PG_FUNCTION_INFO_V1(inventory_adjust);
 PG_FUNCTION_INFO_V1(inventory_check_invariants);
 PG_FUNCTION_INFO_V1(inventory_grant_tenant);
 PG_FUNCTION_INFO_V1(inventory_revoke_tenant);
+PG_FUNCTION_INFO_V1(inventory_set_stock_slots);
+
+/*
+ * KeyTakenMeanwhile
+ *		Raises IN001 when a concurrent call took the ledger key for another
+ *		SKU while this one held its stock lock.
+ */
+static void
+KeyTakenMeanwhile(const char *tenant, const char *key)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVENTORY_KEY_REUSED),
+			 errmsg("request key \"%s\" was already used with a different payload",
+					key),
+			 errdetail("A concurrent call of tenant \"%s\" used the key for another SKU.",
+					   tenant),
+			 errhint("Use a new request key for a new stock change.")));
+}
 
 /*
  * LedgerChange
@@ -49,19 +67,26 @@ LedgerChange(InventoryCall *call, const char *tenant, const char *key,
 	Datum		values[8];
 	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	bool		isnull;
+	bool		slotted = InventorySlotted();
 	int64		available;
 	int64		after;
+	int64		totals[3];
+	void	   *slots = NULL;
+	int			nslots = 0;
 
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
-	if (InventoryExec(PLAN_STOCK_LOCK_ONE, values, NULL, false,
-					  SPI_OK_SELECT) == 0)
+	if (slotted)
+		nslots = InventorySlotLockSku(tenant, sku, totals, &slots);
+	if (slotted ? nslots == 0 :
+		InventoryExec(PLAN_STOCK_LOCK_ONE, values, NULL, false, SPI_OK_SELECT) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 				 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
 				 errhint("Restock a SKU to create it.")));
-	available = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-											SPI_tuptable->tupdesc, 1, &isnull));
+	available = slotted ? totals[COUNTER_AVAILABLE] :
+		DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull));
 
 	/* the key: a replay, or a refusal */
 	values[1] = CStringGetTextDatum(key);
@@ -114,16 +139,28 @@ LedgerChange(InventoryCall *call, const char *tenant, const char *key,
 		values[5] = CStringGetTextDatum(reason);
 	values[6] = CStringGetTextDatum(call->actor);
 	values[7] = TimestampTzGetDatum(now);
+	if (slotted)
+	{
+		Datum		rvalues[9];
+		char		rnulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
+
+		/* the SKU's available, spread evenly over its slots again */
+		InventorySlotSetAvailable(slots, nslots, nslots, after, now);
+		InventoryTestPause();
+		memcpy(rvalues, values, sizeof(Datum) * 6);
+		rnulls[5] = nulls[5];
+		rvalues[6] = Int64GetDatum(after);
+		rvalues[7] = values[6];
+		rvalues[8] = values[7];
+		if (InventoryExec(PLAN_LEDGER_RECORD, rvalues, rnulls, false,
+						  SPI_OK_SELECT) == 0)
+			KeyTakenMeanwhile(tenant, key);
+		return after;
+	}
 	InventoryTestPause();
 	if (InventoryExec(PLAN_LEDGER_APPLY, values, nulls, false,
 					  SPI_OK_SELECT) == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVENTORY_KEY_REUSED),
-				 errmsg("request key \"%s\" was already used with a different payload",
-						key),
-				 errdetail("A concurrent call of tenant \"%s\" used the key for another SKU.",
-						   tenant),
-				 errhint("Use a new request key for a new stock change.")));
+		KeyTakenMeanwhile(tenant, key);
 	return DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
 									   SPI_tuptable->tupdesc, 1, &isnull));
 }
@@ -166,7 +203,8 @@ inventory_restock(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
 	values[2] = TimestampTzGetDatum(now);
-	InventoryExec(PLAN_STOCK_ENSURE, values, NULL, false, SPI_OK_INSERT);
+	InventoryExec(InventorySlotted() ? PLAN_SKU_ENSURE : PLAN_STOCK_ENSURE,
+				  values, NULL, false, SPI_OK_INSERT);
 	result = LedgerChange(&call, tenant, key, sku, quantity, "receipt", reason,
 						  now);
 	InventoryEndCall(&call);
@@ -316,4 +354,74 @@ Datum
 inventory_revoke_tenant(PG_FUNCTION_ARGS)
 {
 	return GrantChange(fcinfo, PLAN_REVOKE_TENANT);
+}
+
+/*
+ * inventory_set_stock_slots
+ *		set_stock_slots(tenant text, sku text, slots integer) RETURNS integer
+ *
+ * Splits the counters of the tenant's SKU over slots (1 to 256) stock slot
+ * rows, so that concurrent reservations of a hot SKU take units from
+ * different rows (0.3).  Available units are spread evenly over the slots;
+ * when slots shrink, the reserved and consumed units of the dropped slots
+ * move to slot 0.  The SKU's totals do not change: no ledger record, no
+ * event.  Calling it with the current count rebalances.  Returns the
+ * previous slot count.  Errors: 22023, IN002 unknown SKU.
+ */
+Datum
+inventory_set_stock_slots(PG_FUNCTION_ARGS)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
+	char	   *sku = InventoryNameArg(fcinfo, 1, "sku", false);
+	int32		slots;
+	int32		old;
+	InventoryCall call;
+	TimestampTz now;
+	Datum		values[5];
+	bool		isnull;
+	int64		totals[3];
+	void	   *state;
+	int			nrows;
+
+	InventoryRequireArg(fcinfo, 2, "slots");
+	slots = PG_GETARG_INT32(2);
+	if (slots < 1 || slots > 256)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slots must be 1 to 256"),
+				 errdetail("The value given is %d.", slots)));
+
+	InventoryBeginCall(fcinfo, &call, NULL);
+	now = InventoryNow();
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(sku);
+	if (InventoryExec(PLAN_SKU_LOCK, values, NULL, false, SPI_OK_SELECT) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
+				 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
+				 errhint("Restock a SKU to create it.")));
+	old = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+									  SPI_tuptable->tupdesc, 1, &isnull));
+	if (slots > old)
+	{
+		values[2] = Int32GetDatum(old);
+		values[3] = Int32GetDatum(slots);
+		values[4] = TimestampTzGetDatum(now);
+		InventoryExec(PLAN_SLOT_INSERT, values, NULL, false, SPI_OK_INSERT);
+	}
+	nrows = InventorySlotLockSku(tenant, sku, totals, &state);
+	if (slots < nrows)
+		InventorySlotGather(state, nrows, slots, now);
+	InventorySlotSetAvailable(state, nrows, slots, totals[COUNTER_AVAILABLE], now);
+	if (slots < nrows)
+	{
+		values[2] = Int32GetDatum(slots);
+		if (InventoryExec(PLAN_SLOT_DELETE, values, NULL, false,
+						  SPI_OK_DELETE) != (uint64) (nrows - slots))
+			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
+	}
+	values[2] = Int32GetDatum(slots);
+	InventoryExec(PLAN_SKU_SET_SLOTS, values, NULL, false, SPI_OK_UPDATE);
+	InventoryEndCall(&call);
+	PG_RETURN_INT32(old);
 }

@@ -17,15 +17,15 @@ using pgi::TestDatabase;
 
 constexpr int kPauseKey = 4242;
 
-/// Tries to lock the stock row of (tenant, sku) without waiting, from a
-/// new session: "" when it got the lock, 55P03 when someone holds it.
+/// Tries to lock the stock slots of (tenant, sku) without waiting, from a
+/// new session: "" when it got the locks, 55P03 when someone holds one.
 std::string lock_stock_nowait(const TestDatabase &db,
                               const std::string &tenant,
                               const std::string &sku) {
   auto cx = db.connect();
   return pgi::code_of([&] {
     pqxx::work tx{*cx};
-    tx.exec_params("SELECT 1 FROM inventory.stock"
+    tx.exec_params("SELECT 1 FROM inventory.stock_slot"
                    " WHERE tenant = $1 AND sku = $2 FOR UPDATE NOWAIT",
                    tenant, sku);
     tx.commit();

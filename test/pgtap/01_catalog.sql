@@ -124,9 +124,9 @@ SELECT col_type_is('inventory', 'outbox', 'payload', 'jsonb', 'outbox.payload is
 SELECT col_type_is('inventory', 'outbox', 'id', 'bigint', 'outbox.id is bigint');
 
 -- counts and identifiers are never NULL
-SELECT col_not_null('inventory', 'stock', 'available', 'stock.available is NOT NULL');
-SELECT col_not_null('inventory', 'stock', 'reserved', 'stock.reserved is NOT NULL');
-SELECT col_not_null('inventory', 'stock', 'consumed', 'stock.consumed is NOT NULL');
+SELECT col_not_null('inventory', 'stock_slot', 'available', 'stock_slot.available is NOT NULL');
+SELECT col_not_null('inventory', 'stock_slot', 'reserved', 'stock_slot.reserved is NOT NULL');
+SELECT col_not_null('inventory', 'stock_slot', 'consumed', 'stock_slot.consumed is NOT NULL');
 SELECT col_not_null('inventory', 'reservation', 'state', 'reservation.state is NOT NULL');
 SELECT col_not_null('inventory', 'outbox', 'event_id', 'outbox.event_id is NOT NULL');
 SELECT col_is_null('inventory', 'reservation', 'expires_at', 'reservation.expires_at may be NULL (rejected reservations)');

@@ -158,7 +158,7 @@ SELECT throws_ok($$SELECT * FROM inventory.outbox$$, '42501',
 	NULL, 'app_a cannot read inventory.outbox');
 SELECT throws_ok($$INSERT INTO inventory.tenant_member (tenant, member) VALUES ('auth-tb', 'auth_app_a')$$,
 	'42501', NULL, 'app_a cannot insert a grant directly');
-SELECT throws_ok($$INSERT INTO inventory.stock (tenant, sku, available) VALUES ('auth-ta', 'Z', 100)$$,
+SELECT throws_ok($$INSERT INTO inventory.stock_slot (tenant, sku, slot, available) VALUES ('auth-ta', 'Z', 0, 100)$$,
 	'42501', NULL, 'app_a cannot insert stock directly');
 SELECT throws_ok($$UPDATE inventory.stock SET available = available + 100$$, '42501',
 	NULL, 'app_a cannot update stock directly');

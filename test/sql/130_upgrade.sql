@@ -1,5 +1,6 @@
--- 130_upgrade: install 0.1, fill it, update to 0.2: every row is kept, the
--- 0.1 functions go on working and the 0.2 functions exist and work.
+-- 130_upgrade: install 0.1, fill it, update to 0.2 and then to the default
+-- version: every row is kept, the old functions go on working and the new
+-- ones exist and work.
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-03-01 12:00:00+00';
 
@@ -57,6 +58,30 @@ JOIN pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_inventory'
 WHERE obj_description(p.oid, 'pg_proc') IS NULL
    OR has_function_privilege('public', p.oid, 'EXECUTE')
 ORDER BY 1;
+
+-- 0.2 -> 0.3: slotted stock; every SKU keeps its counters in slot 0
+SELECT tenant, sku, available, reserved, consumed FROM inventory.stock ORDER BY 1, 2;
+ALTER EXTENSION pg_inventory UPDATE TO '0.3';
+SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory';
+SELECT tenant, sku, available, reserved, consumed, slots FROM inventory.stock ORDER BY 1, 2;
+SELECT tenant, sku, slot, available, reserved, consumed FROM inventory.stock_slot ORDER BY 1, 2, 3;
+SELECT b.t, b.n, b.h = a.h AS same_rows
+FROM fingerprint_before b
+JOIN (
+SELECT 'reservation_line' AS t, md5(string_agg(l::text, '|' ORDER BY l::text)) AS h FROM inventory.reservation_line l
+UNION ALL SELECT 'stock_ledger', md5(string_agg(g::text, '|' ORDER BY g::text)) FROM inventory.stock_ledger g
+) a USING (t)
+ORDER BY b.t;
+-- the old table left the extension's dump list; the new ones are in it
+SELECT c.relname
+FROM pg_extension e, unnest(e.extconfig) AS x(oid) JOIN pg_class c ON c.oid = x.oid
+WHERE e.extname = 'pg_inventory' ORDER BY 1;
+SELECT status, applied FROM inventory.confirm('up', 'k1');
+SELECT status, applied FROM inventory.reserve('up', 'k4', 'A', 1);
+SELECT inventory.set_stock_slots('up', 'A', 3);
+SELECT status, applied FROM inventory.reserve('up', 'k5', 'A', 2);
+SELECT tenant, sku, available, reserved, consumed, slots FROM inventory.stock ORDER BY 1, 2;
+SELECT * FROM inventory.check_invariants();
 
 -- no update path beyond the default version
 SELECT max(version) FROM pg_available_extension_versions WHERE name = 'pg_inventory';

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # test/scripts/demo.sh (`make demo`): pg_inventory under a realistic load,
-# end to end, in about a minute.
+# end to end, in about a minute: reservations -> outbox -> inventory-relay ->
+# RabbitMQ -> inventory-fulfiller -> fulfillment requests.
 #
-#  1. installs the packages (deps.sh), builds and installs the extension;
+#  1. installs the packages (deps.sh), builds and installs the extension,
+#     builds inventory-relay and inventory-fulfiller with cmake (build/);
 #  2. starts a throwaway PostgreSQL 15 with the expiry worker preloaded
 #     (pg_inventory.worker_database = 'demo'), creates database demo with
 #     the extension and two roles:
@@ -10,17 +12,33 @@
 #                           cancel, lookup, granted tenants acme and globex
 #       inventory_operator  restock, adjust, expire_due, check_invariants,
 #                           grant_tenant, revoke_tenant, SELECT on the tables
+#       outbox_relay        the relay functions and outbox_metrics only
+#       fulfiller           lookup, compensate, every tenant, and its own
+#                           schema fulfillment (it creates it at start)
+#     and a throwaway RabbitMQ (test/scripts/rabbitmq.sh); the demo fails
+#     if it cannot start;
 #  3. the operator stocks a catalog: 2 tenants x 300 SKUs; the five best
 #     sellers have little stock, so they run out and some reservations
 #     come back `insufficient`;
-#  4. pgbench drives it AS shop_app (8 clients, 20 s, the scripts in
+#  4. two relays (one queue `inventory.audit` bound with '#' keeps every
+#     event routable) and a fulfiller (queue `fulfillment`; the warehouse
+#     cannot ship sku-0003 and sku-0009, so those confirmations are
+#     compensated) run through the workload; a fault drill a few seconds in
+#     starts a relay that dies between the broker's confirm and marking the
+#     batch published, and a fulfiller that dies between its commit and its
+#     ack (the test hooks), so some events arrive twice and are deduplicated;
+#     pgbench drives it AS shop_app (8 clients, 20 s, the scripts in
 #     test/bench/demo/: single items and 2-4 line carts, each confirmed,
 #     cancelled or left to expire after 2 s) while a second pgbench AS
 #     inventory_operator sweeps expire_due and delivers small restocks;
 #  5. waits (bounded) until the reservations left behind have expired by
-#     themselves, prints a report and runs inventory.check_invariants(),
-#     which must return no rows; the demo fails if it returns any.
-# The server is stopped and removed on exit.
+#     themselves and the relays and the fulfiller have caught up, prints a
+#     report (with events published, consumed, deduplicated, fulfillment
+#     requests, compensations, relay throughput and end-to-end lag) and runs
+#     inventory.check_invariants(), which must return no rows; the demo
+#     fails if it returns any, if an event stays unpublished, or if a
+#     confirmation has no effect or more than one.
+# The servers are stopped and removed on exit.
 #
 # Knobs: DEMO_SECONDS (20), DEMO_CLIENTS (8), DEMO_JOBS (2).
 set -euo pipefail
@@ -47,7 +65,11 @@ su_sql() { psql -X -q -v ON_ERROR_STOP=1 -d demo "$@"; }
 op_sql() { psql -X -q -v ON_ERROR_STOP=1 -P footer=off -d demo -U inventory_operator "$@"; }
 op_val() { psql -X -q -v ON_ERROR_STOP=1 -At -d demo -U inventory_operator "$@"; }
 
+PIDS=()
 cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	if declare -F rmq_destroy >/dev/null; then rmq_destroy 2>/dev/null || true; fi
 	if declare -F pg_destroy >/dev/null; then pg_destroy 2>/dev/null || true; fi
 	rm -rf "$WORK"
 }
@@ -61,6 +83,15 @@ if ! { make -s && make -s install; } >"$WORK/build.log" 2>&1; then
 	die "build failed"
 fi
 echo "pg_inventory built and installed"
+if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
+	cmake --build build -j "$(nproc)" --target inventory-relay inventory-fulfiller; } \
+	>"$WORK/cmake.log" 2>&1; then
+	tail -n 60 "$WORK/cmake.log"
+	die "cmake build of inventory-relay / inventory-fulfiller failed"
+fi
+RELAY=build/src/relay/inventory-relay
+FULFILLER=build/src/fulfiller/inventory-fulfiller
+echo "inventory-relay and inventory-fulfiller built in build/"
 
 # ------------------------------------------------------------------ 2
 step "2. a throwaway PostgreSQL 15 with the expiry worker"
@@ -70,6 +101,14 @@ PGI_CONF="shared_preload_libraries = 'pg_inventory'
 pg_inventory.worker_database = 'demo'
 pg_inventory.worker_interval = 500" pg_start
 echo "server on port $PGPORT (data, socket and log in $PGI_DIR)"
+# shellcheck source=test/scripts/rabbitmq.sh
+source test/scripts/rabbitmq.sh
+unset RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME
+rmq_start >"$WORK/rabbitmq.log" 2>&1 || {
+	tail -n 40 "$WORK/rabbitmq.log"
+	die "RabbitMQ did not start"
+}
+echo "RabbitMQ on $INVENTORY_AMQP_URL (state in $RMQ_DIR)"
 
 psql -X -q -v ON_ERROR_STOP=1 -d postgres -c 'CREATE DATABASE demo'
 su_sql <<'SQL'
@@ -99,8 +138,34 @@ GRANT EXECUTE ON FUNCTION
 	inventory.revoke_tenant(text, regrole)
 	TO inventory_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO inventory_operator;
+GRANT EXECUTE ON FUNCTION
+	inventory.requeue_dead_letters(bigint[]),
+	inventory.discard_dead_letters(bigint[]),
+	inventory.purge_published(interval, integer)
+	TO inventory_operator;
+GRANT SELECT ON inventory.outbox_metrics TO inventory_operator;
+
+-- the relay: its four outbox functions and the metrics view, nothing else
+CREATE ROLE outbox_relay LOGIN;
+GRANT USAGE ON SCHEMA inventory TO outbox_relay;
+GRANT EXECUTE ON FUNCTION
+	inventory.relay_claim(text, integer, interval),
+	inventory.relay_mark_published(text, bigint[]),
+	inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval),
+	inventory.relay_release(text, bigint[])
+	TO outbox_relay;
+GRANT SELECT ON inventory.outbox_metrics TO outbox_relay;
+
+-- the fulfillment consumer: lookup and compensate for every tenant, and
+-- its own schema (it runs src/fulfiller/schema.sql at start)
+CREATE ROLE fulfiller LOGIN;
+GRANT USAGE ON SCHEMA inventory TO fulfiller;
+GRANT EXECUTE ON FUNCTION inventory.lookup(text, text),
+	inventory.compensate(text, text, text) TO fulfiller;
+SELECT inventory.grant_tenant('*', 'fulfiller') \gset
+GRANT CREATE ON DATABASE demo TO fulfiller;
 SQL
-echo "database demo: extension pg_inventory $(su_sql -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory'"), roles shop_app and inventory_operator"
+echo "database demo: extension pg_inventory $(su_sql -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory'"), roles shop_app, inventory_operator, outbox_relay and fulfiller"
 
 # ------------------------------------------------------------------ 3
 step "3. the operator stocks the catalog and grants the shop its tenants"
@@ -133,7 +198,45 @@ expect_denied "read inventory.stock" \
 	"SELECT count(*) FROM inventory.stock"
 
 # ------------------------------------------------------------------ 4
-step "4. the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
+step "4. relays and fulfiller, then the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
+# the fulfiller creates its schema and queue; the warehouse ships every SKU
+# but sku-0003 and sku-0009
+"$FULFILLER" --db "dbname=demo user=fulfiller" --queue fulfillment \
+	2>"$WORK/fulfiller.log" &
+PIDS+=($!)
+FULFILLER_PID=$!
+waited=0
+until su_sql -At -c "SELECT to_regclass('fulfillment.warehouse_sku') IS NOT NULL" | grep -q t; do
+	[ "$waited" -ge 100 ] && { cat "$WORK/fulfiller.log"; die "the fulfiller did not create its schema"; }
+	sleep 0.1
+	waited=$((waited + 1))
+done
+psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -c "INSERT INTO fulfillment.warehouse_sku
+	SELECT tenant, sku FROM unnest(ARRAY['acme', 'globex']) AS tenant,
+		LATERAL (SELECT concat('sku-', lpad(s::text, 4, '0')) AS sku
+				   FROM generate_series(1, $SKUS) AS s) AS k
+	 WHERE sku NOT IN ('sku-0003', 'sku-0009')"
+for r in a b; do
+	"$RELAY" --db "dbname=demo user=outbox_relay" --name "relay-$r" \
+		--audit-queue inventory.audit --stats-interval 5s 2>"$WORK/relay-$r.log" &
+	PIDS+=($!)
+done
+RELAY_PIDS=("${PIDS[@]:1:2}")
+# the fault drill, a third of the way in: a relay killed between confirm and
+# mark (its batch comes back when its 2 s lease runs out) and a fulfiller
+# killed between commit and ack (the broker redelivers)
+drill_at=$(awk "BEGIN{print $SECONDS_RUN / 3}")
+(sleep "$drill_at"; INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM=1 exec "$RELAY" \
+	--db "dbname=demo user=outbox_relay" --name relay-crash --lease 2s \
+	2>"$WORK/relay-crash.log") &
+PIDS+=($!)
+DRILL_PIDS=($!)
+(sleep "$drill_at"; INVENTORY_FULFILLER_TEST_CRASH_AFTER_COMMIT=1 exec "$FULFILLER" \
+	--db "dbname=demo user=fulfiller" --queue fulfillment --skip-schema --once-idle-ms 3000 \
+	2>"$WORK/fulfiller-crash.log") &
+PIDS+=($!)
+DRILL_PIDS+=($!)
+echo "  relays relay-a, relay-b (exchange inventory, queue inventory.audit bound with '#'), fulfiller (queue fulfillment), fault drill at ${drill_at}s"
 cat <<EOF
   $BENCH/shop_reserve.sql  weight 7  reserve 1 item, then confirm 75% / cancel 15% / leave 10% to expire (ttl 2 s)
   $BENCH/shop_cart.sql     weight 3  reserve_lines 2-4 lines, then confirm 70% / cancel 15% / leave 15% to expire
@@ -178,6 +281,32 @@ while :; do
 	waited=$((waited + 1))
 done
 echo "no pending reservation is past its expiry (waited $(awk "BEGIN{print $waited/2}") s)"
+
+step "6. waiting for the relays and the fulfiller to catch up"
+# every event published, and every published confirmation has exactly one
+# effect (a request or a compensation) in the fulfiller's schema.  Bounded: 60 s
+waited=0
+while :; do
+	read -r unpublished behind < <(su_sql -At -F ' ' -c "SELECT
+		(SELECT unpublished FROM inventory.outbox_metrics),
+		(SELECT count(*) FROM inventory.outbox WHERE event_type = 'reservation.confirmed')
+		- (SELECT count(*) FROM fulfillment.inbox)")
+	[ "$unpublished" -eq 0 ] && [ "$behind" -eq 0 ] && break
+	[ "$waited" -ge 600 ] && die "after 60 s: $unpublished events unpublished, the fulfiller $behind confirmations behind"
+	sleep 0.1
+	waited=$((waited + 1))
+done
+echo "outbox drained and fulfiller caught up (waited $(awk "BEGIN{print $waited/10}") s)"
+kill -TERM "${RELAY_PIDS[@]}" "$FULFILLER_PID"
+for p in "${RELAY_PIDS[@]}" "$FULFILLER_PID"; do
+	wait "$p" || die "a relay or the fulfiller exited with $? after SIGTERM"
+done
+# the fault drill's programs died by their hooks; if one found nothing to
+# do it stops now
+kill -TERM "${DRILL_PIDS[@]}" 2>/dev/null || true
+wait "${DRILL_PIDS[@]}" 2>/dev/null || true
+# the last value of KEY in the stats_final line of log FILE
+final() { sed -n "/ event=stats_final /s/.* $2=\([^ ]*\).*/\1/p" "$WORK/$1" | tail -n 1; }
 
 # ------------------------------------------------------------------ report
 step "report"
@@ -255,6 +384,40 @@ printf '  %-44s %s\n' \
 	"operator transactions (expire_due, restock)" "$op_txns"
 echo
 
+sub "delivery: outbox -> relays -> RabbitMQ -> fulfiller"
+read -r published first_pub last_pub lag_max lag_p50 lag_p99 < <(su_sql -At -F ' ' -c "SELECT count(*),
+	extract(epoch FROM min(published_at)), extract(epoch FROM max(published_at)),
+	round(extract(epoch FROM max(published_at - created_at))::numeric * 1000, 1),
+	round(extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY published_at - created_at))::numeric * 1000, 1),
+	round(extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY published_at - created_at))::numeric * 1000, 1)
+	FROM inventory.outbox WHERE published_at IS NOT NULL")
+read -r requests failures compensated_res confirmed_events < <(su_sql -At -F ' ' -c "SELECT
+	(SELECT count(*) FROM fulfillment.request), (SELECT count(*) FROM fulfillment.failure),
+	(SELECT count(*) FROM inventory.reservation WHERE state = 'compensated'),
+	(SELECT count(*) FROM inventory.outbox WHERE event_type = 'reservation.confirmed')")
+relay_pub=$(($(final relay-a.log published) + $(final relay-b.log published)))
+relay_retried=$(($(final relay-a.log retried) + $(final relay-b.log retried)))
+relay_dead=$(($(final relay-a.log dead_lettered) + $(final relay-b.log dead_lettered)))
+crash_confirmed=$(sed -n 's/.*event=test_crash_after_confirm confirmed=\([0-9]*\).*/\1/p' "$WORK/relay-crash.log")
+consumed=$(final fulfiller.log consumed)
+dedup=$(final fulfiller.log deduplicated)
+redelivered=$(final fulfiller.log redelivered)
+crash_committed=$(grep -c 'event=test_crash_after_commit' "$WORK/fulfiller-crash.log" || true)
+relay_span=$(awk "BEGIN{s = $last_pub - $first_pub; printf \"%.1f\", s}")
+printf '  %-52s %s\n' \
+	"events published (outbox rows with published_at)" "$published" \
+	"  by relay-a + relay-b (confirmed, then marked)" "$relay_pub (retried $relay_retried, dead-lettered $relay_dead)" \
+	"  relay throughput (published / first-to-last span)" "$(awk "BEGIN{printf \"%.0f\", $published / ($relay_span > 0 ? $relay_span : 1)}") events/s over $relay_span s" \
+	"fault drill: relay killed after the broker confirmed" "${crash_confirmed:-0} events, published again after its lease ran out" \
+	"fault drill: fulfiller killed after its commit" "$crash_committed commit not acked, redelivered" \
+	"messages consumed by the fulfiller" "$consumed ($redelivered redelivered)" \
+	"  deduplicated by event_id (inbox)" "$dedup" \
+	"reservation.confirmed events" "$confirmed_events" \
+	"  fulfillment requests" "$requests" \
+	"  compensations (warehouse cannot ship the SKU)" "$failures ($compensated_res reservations now compensated)" \
+	"end-to-end lag created -> published: p50 / p99 / max" "$lag_p50 / $lag_p99 / $lag_max ms"
+echo
+
 sub "SELECT * FROM inventory.check_invariants()   -- healthy: no rows"
 op_sql -P footer=on -c 'SELECT * FROM inventory.check_invariants()'
 problems=$(op_val -c 'SELECT count(*) FROM inventory.check_invariants()')
@@ -265,6 +428,12 @@ read -r events changes < <(op_val -F ' ' -c "SELECT (SELECT count(*) FROM invent
 	+ (SELECT count(*) FROM inventory.stock_ledger)")
 printf '  outbox events %s, state changes + ledger records %s\n' "$events" "$changes"
 
+if [ "$((requests + failures))" -ne "$confirmed_events" ]; then
+	die "$confirmed_events confirmations, but $requests requests + $failures compensations"
+fi
+if [ "$published" -ne "$events" ]; then
+	die "$((events - published)) of $events events were not published"
+fi
 if [ "$problems" -ne 0 ]; then
 	die "check_invariants() returned $problems rows"
 fi
@@ -272,4 +441,4 @@ if [ "$events" -ne "$changes" ]; then
 	die "outbox events ($events) differ from state changes + ledger records ($changes)"
 fi
 echo
-echo "demo OK: $reservations reservations under load, invariants hold"
+echo "demo OK: $reservations reservations under load, $published events relayed, $requests fulfillment requests, $dedup duplicates absorbed, invariants hold"

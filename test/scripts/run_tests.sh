@@ -11,7 +11,9 @@
 #              scheduler tests, WITH_SCHEDULERS=1)
 #   pgtap      pg_prove over test/pgtap/*.sql, in database pgtap_test
 #   scripts    TAP scripts: pg_dump + pg_restore round trip
-#   ctest      the GoogleTest programs, if there is a top-level CMakeLists.txt
+#   ctest      the GoogleTest programs, if there is a top-level CMakeLists.txt,
+#              with a throwaway RabbitMQ (test/scripts/rabbitmq.sh) for the
+#              relay and fulfiller tests (INVENTORY_AMQP_URL)
 # A failing suite prints its diffs.  The server is removed on exit.  The last
 # line of output is always `N passed, N failed`, summed over every test of
 # every suite; a suite that breaks before reporting its tests (build error,
@@ -103,7 +105,9 @@ echo "built and installed pg_inventory ($(sed -n "s/^default_version *= *'\(.*\)
 # ---------------------------------------------------------------- isolation
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
-trap 'pg_destroy' EXIT
+# shellcheck source=test/scripts/rabbitmq.sh
+source test/scripts/rabbitmq.sh
+trap 'rmq_destroy; pg_destroy' EXIT
 shopt -s nullglob
 REGRESS_FILES=(test/sql/*.sql)
 SPEC_FILES=(test/specs/*.spec)
@@ -233,6 +237,15 @@ if [ -f CMakeLists.txt ]; then
 	psql -X -q -d postgres -c 'CREATE DATABASE ctest' &&
 		psql -X -q -d ctest -c 'CREATE EXTENSION pg_inventory'
 	export PGDATABASE=ctest
+	# the relay and fulfiller tests need a broker; without one they skip,
+	# so a broker that does not start counts as a failure here
+	unset RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME
+	if rmq_start >"$LOGDIR/rabbitmq.log" 2>&1; then
+		echo "RabbitMQ on $INVENTORY_AMQP_URL, state in $RMQ_DIR"
+	else
+		tail -n 30 "$LOGDIR/rabbitmq.log"
+		record rabbitmq 0 1 "RabbitMQ did not start: the relay tests skip"
+	fi
 	if ! cmake -S . -B build >"$LOGDIR/cmake.log" 2>&1 ||
 		! cmake --build build -j "$(nproc)" >>"$LOGDIR/cmake.log" 2>&1; then
 		tail -n 60 "$LOGDIR/cmake.log"

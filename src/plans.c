@@ -569,6 +569,23 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 		9, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID, TEXTOID,
 		TIMESTAMPTZOID}
 	},
+
+	/*
+	 * PLAN_CHECK_SLOTS (0.3): the slots of every SKU are numbered 0 to
+	 * slots - 1, as many as inventory.sku says.
+	 */
+	[PLAN_CHECK_SLOTS] = {
+		"SELECT k.tenant::text, k.sku::text, 'slots_match_sku'::text, "
+		"format('sku says %s slots; stock_slot has %s rows numbered %s to %s', "
+		"k.slots, count(s.slot), min(s.slot), max(s.slot)) "
+		"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
+		"ON s.tenant = k.tenant AND s.sku = k.sku "
+		"GROUP BY k.tenant, k.sku, k.slots "
+		"HAVING count(s.slot) <> k.slots OR min(s.slot) <> 0 "
+		"OR max(s.slot) <> k.slots - 1 "
+		"ORDER BY 1, 2",
+		0, {InvalidOid}
+	},
 };
 
 static SPIPlanPtr saved_plans[PLAN_COUNT];

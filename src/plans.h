@@ -50,6 +50,7 @@ typedef enum InventoryPlanId
 	PLAN_SKU_MISSING,
 	PLAN_EXPIRE_LINES,
 	PLAN_LEDGER_RECORD,
+	PLAN_CHECK_SLOTS,
 	PLAN_COUNT
 } InventoryPlanId;
 

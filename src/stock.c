@@ -262,28 +262,13 @@ inventory_adjust(PG_FUNCTION_ARGS)
 	PG_RETURN_INT64(result);
 }
 
-/*
- * inventory_check_invariants
- *		check_invariants() RETURNS TABLE(tenant text, sku text,
- *										 check_name text, detail text)
- *
- * One row per broken invariant, read in one snapshot; no rows when
- * healthy.  Checks: counts_match_ledger (available + reserved + consumed =
- * net received), counts_nonnegative, reserved_matches_pending,
- * consumed_matches_confirmed, transition_log_matches_version (one log row
- * per version).
- */
-Datum
-inventory_check_invariants(PG_FUNCTION_ARGS)
+/* Runs a read-only check plan and appends its rows to the result set. */
+static void
+EmitCheckRows(ReturnSetInfo *rsinfo, InventoryPlanId plan)
 {
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	InventoryCall call;
-	uint64		n;
+	uint64		n = InventoryExec(plan, NULL, NULL, true, SPI_OK_SELECT);
 	uint64		i;
 
-	InitMaterializedSRF(fcinfo, 0);
-	InventoryBeginCall(fcinfo, &call, NULL);
-	n = InventoryExec(PLAN_CHECK_INVARIANTS, NULL, NULL, true, SPI_OK_SELECT);
 	for (i = 0; i < n; i++)
 	{
 		Datum		values[4];
@@ -296,6 +281,30 @@ inventory_check_invariants(PG_FUNCTION_ARGS)
 										&nulls[col]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
+}
+
+/*
+ * inventory_check_invariants
+ *		check_invariants() RETURNS TABLE(tenant text, sku text,
+ *										 check_name text, detail text)
+ *
+ * One row per broken invariant, read in one snapshot; no rows when
+ * healthy.  Checks: counts_match_ledger (available + reserved + consumed =
+ * net received), counts_nonnegative, reserved_matches_pending,
+ * consumed_matches_confirmed, transition_log_matches_version (one log row
+ * per version), and from 0.3 slots_match_sku (slots numbered 0 to slots - 1).
+ */
+Datum
+inventory_check_invariants(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	InventoryCall call;
+
+	InitMaterializedSRF(fcinfo, 0);
+	InventoryBeginCall(fcinfo, &call, NULL);
+	EmitCheckRows(rsinfo, PLAN_CHECK_INVARIANTS);
+	if (InventorySlotted())
+		EmitCheckRows(rsinfo, PLAN_CHECK_SLOTS);
 	InventoryEndCall(&call);
 	return (Datum) 0;
 }

@@ -403,12 +403,14 @@ consumed=$(final fulfiller.log consumed)
 dedup=$(final fulfiller.log deduplicated)
 redelivered=$(final fulfiller.log redelivered)
 crash_committed=$(grep -c 'event=test_crash_after_commit' "$WORK/fulfiller-crash.log" || true)
+audit=$(rmq_ctl list_queues name messages | awk '$1 == "inventory.audit" {print $2}')
 relay_span=$(awk "BEGIN{s = $last_pub - $first_pub; printf \"%.1f\", s}")
 printf '  %-52s %s\n' \
 	"events published (outbox rows with published_at)" "$published" \
 	"  by relay-a + relay-b (confirmed, then marked)" "$relay_pub (retried $relay_retried, dead-lettered $relay_dead)" \
 	"  relay throughput (published / first-to-last span)" "$(awk "BEGIN{printf \"%.0f\", $published / ($relay_span > 0 ? $relay_span : 1)}") events/s over $relay_span s" \
 	"fault drill: relay killed after the broker confirmed" "${crash_confirmed:-0} events, published again after its lease ran out" \
+	"messages in queue inventory.audit (bound with '#')" "${audit:-?} (events published + the drill's duplicates)" \
 	"fault drill: fulfiller killed after its commit" "$crash_committed commit not acked, redelivered" \
 	"messages consumed by the fulfiller" "$consumed ($redelivered redelivered)" \
 	"  deduplicated by event_id (inbox)" "$dedup" \

@@ -12,6 +12,15 @@
 // IN003 (an adjustment that would make available negative).  At the end an
 // independent accounting compares the counters with the lines and the
 // ledger.
+//
+// Slotted stock (0.3): S1, S3 and S5 are split over 4 slots at the start
+// (the others keep one), and an operator thread keeps changing the slot
+// count of the hot SKU S1 between 1 and 8 (set_stock_slots) while the load
+// runs, so reservations, transitions, restocks and adjustments race the
+// split and the merge of slots.  No slot counter may ever be negative (the
+// checker looks on every round), and at the end every SKU has exactly the
+// slots 0 .. slots - 1 of inventory.sku and the view's totals are the sums
+// of its slots.
 #include "support.h"
 
 #include <atomic>
@@ -28,6 +37,10 @@ using pgi::TestDatabase;
 
 constexpr int kClients = 8;
 const char *const kSkus[] = {"S1", "S2", "S3", "S4", "S5"};
+// split over kInitialSlots slots at the start; kHotSku's count keeps changing
+const char *const kSlottedSkus[] = {"S1", "S3", "S5"};
+constexpr int kInitialSlots = 4;
+const char *const kHotSku = "S1";
 // recent reservations kept for confirm / cancel / compensate / replay: a
 // few seconds of load, so that some of them are past their 1-2 s TTL
 constexpr std::size_t kPoolSize = 3000;
@@ -177,6 +190,77 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
   }
 }
 
+/// Slot counters that are negative, one string each (empty: none).
+std::vector<std::string> negative_slots(pqxx::connection &cx) {
+  pqxx::nontransaction tx{cx};
+  std::vector<std::string> rows;
+  for (const auto &row :
+       tx.exec("SELECT format('slot %s/%s/%s: available %s reserved %s"
+               " consumed %s', tenant, sku, slot, available, reserved,"
+               " consumed) FROM inventory.stock_slot"
+               " WHERE available < 0 OR reserved < 0 OR consumed < 0"
+               " ORDER BY tenant, sku, slot"))
+    rows.push_back(row[0].as<std::string>());
+  return rows;
+}
+
+/// Per SKU, in one snapshot: slots numbered 0 .. sku.slots - 1 exactly, and
+/// the view's totals equal to the sums over the slots; one string per
+/// mismatch (empty: consistent).
+std::vector<std::string> slot_mismatches(pqxx::connection &cx) {
+  static const char *const sql = R"SQL(
+SELECT format('sku %s/%s: slots %s, slot rows %s (numbers %s..%s); view %s/%s/%s,'
+              ' slot sums %s/%s/%s', k.tenant, k.sku, k.slots, t.n, t.lo, t.hi,
+              v.available, v.reserved, v.consumed, t.a, t.r, t.c)
+  FROM inventory.sku k
+  JOIN inventory.stock v ON v.tenant = k.tenant AND v.sku = k.sku
+  CROSS JOIN LATERAL (
+    SELECT count(*) AS n, min(s.slot) AS lo, max(s.slot) AS hi,
+           coalesce(sum(s.available), 0) AS a, coalesce(sum(s.reserved), 0) AS r,
+           coalesce(sum(s.consumed), 0) AS c
+      FROM inventory.stock_slot s
+     WHERE s.tenant = k.tenant AND s.sku = k.sku) t
+ WHERE t.n <> k.slots OR t.lo <> 0 OR t.hi <> k.slots - 1
+    OR v.available <> t.a OR v.reserved <> t.r OR v.consumed <> t.c
+ ORDER BY k.tenant, k.sku
+)SQL";
+  pqxx::nontransaction tx{cx};
+  std::vector<std::string> rows;
+  for (const auto &row : tx.exec(sql))
+    rows.push_back(row[0].as<std::string>());
+  return rows;
+}
+
+/// The operator: changes the hot SKU's slot count between 1 and 8 again and
+/// again while the load runs (a short pause between calls, so that the
+/// clients see every count for a while).  Counts the changes; any error
+/// is recorded by SQLSTATE.
+void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
+                   long &changes, std::map<int, long> &counts_set,
+                   std::map<std::string, long> &errors) {
+  try {
+    auto cx = db.connect();
+    pqxx::nontransaction tx{*cx};
+    std::mt19937 rng{4242};
+    while (!stop.load()) {
+      const int slots = 1 + static_cast<int>(rng() % 8);
+      try {
+        tx.exec_params("SELECT inventory.set_stock_slots('acme', $1,"
+                       " $2::integer)",
+                       kHotSku, slots);
+        ++changes;
+        ++counts_set[slots];
+      } catch (const std::exception &e) {
+        errors[pgi::error_code(e)]++;
+        if (dynamic_cast<const pqxx::broken_connection *>(&e)) return;
+      }
+      std::this_thread::sleep_for(20ms); // pacing, not synchronisation
+    }
+  } catch (const std::exception &e) {
+    errors[pgi::error_code(e)]++;
+  }
+}
+
 } // namespace
 
 // Row 4: bounded soak under contention, invariants checked during the run.
@@ -190,6 +274,18 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
     for (const char *sku : kSkus)
       pgi::exec(*cx, std::string{"SELECT inventory.restock('acme', 'init-"} +
                        sku + "', '" + sku + "', 60)");
+    for (const char *sku : kSlottedSkus)
+      pgi::exec(*cx,
+                std::string{"SELECT inventory.set_stock_slots('acme', '"} +
+                  sku + "', " + std::to_string(kInitialSlots) + ")");
+    // 60 units spread evenly: 15 in each of the 4 slots
+    ASSERT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.stock_slot"
+                               " WHERE tenant = 'acme' AND available = 15"),
+              static_cast<long long>(std::size(kSlottedSkus)) * kInitialSlots);
+    ASSERT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.stock"
+                               " WHERE tenant = 'acme' AND slots = " +
+                                 std::to_string(kInitialSlots)),
+              static_cast<long long>(std::size(kSlottedSkus)));
   }
 
   std::atomic<bool> stop{false};
@@ -199,10 +295,21 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   for (int i = 0; i < kClients; ++i)
     clients.emplace_back(client, std::cref(db), i, std::ref(stop),
                          std::ref(pool), std::ref(tallies[i]));
+  long slot_changes = 0;
+  std::map<int, long> slot_counts_set;
+  std::map<std::string, long> operator_errors;
+  std::thread operator_thread{slot_operator,
+                              std::cref(db),
+                              std::ref(stop),
+                              std::ref(slot_changes),
+                              std::ref(slot_counts_set),
+                              std::ref(operator_errors)};
 
-  // the checker: check_invariants() over and over while the load runs
+  // the checker: check_invariants() and the slot counters over and over
+  // while the load runs
   long checks = 0;
   std::vector<std::string> violations;
+  std::vector<std::string> negative_during_run;
   std::string checker_error;
   std::thread checker{[&] {
     try {
@@ -212,6 +319,10 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
         ++checks;
         if (!rows.empty() && violations.size() < 20)
           violations.insert(violations.end(), rows.begin(), rows.end());
+        auto negative = negative_slots(*cx);
+        if (!negative.empty() && negative_during_run.size() < 20)
+          negative_during_run.insert(negative_during_run.end(),
+                                     negative.begin(), negative.end());
       }
     } catch (const std::exception &e) {
       checker_error = pgi::error_code(e);
@@ -221,6 +332,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   std::this_thread::sleep_for(std::chrono::seconds{seconds}); // the run
   stop = true;
   for (auto &t : clients) t.join();
+  operator_thread.join();
   checker.join();
 
   Tally total;
@@ -232,6 +344,14 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   EXPECT_GT(checks, 0);
   EXPECT_EQ(violations, std::vector<std::string>{})
     << "check_invariants() found violations during the run";
+  EXPECT_EQ(negative_during_run, std::vector<std::string>{})
+    << "negative slot counters during the run";
+  // the operator really changed the hot SKU's slots, to several counts,
+  // and never failed (no deadlock, no slot left unemptied)
+  EXPECT_GT(slot_changes, 10);
+  EXPECT_GE(slot_counts_set.size(), 4u);
+  EXPECT_EQ(operator_errors, (std::map<std::string, long>{}))
+    << "set_stock_slots failed during the run";
   EXPECT_EQ(total.wrong, std::vector<std::string>{});
   EXPECT_EQ(total.errors.count("40P01"), 0u) << "deadlocks";
   EXPECT_EQ(total.errors.count("40001"), 0u) << "serialization failures";
@@ -262,6 +382,13 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   EXPECT_EQ(due_left, 0) << "expire_due left due reservations pending";
   EXPECT_EQ(pgi::accounting_mismatches(*cx), std::vector<std::string>{});
   EXPECT_EQ(pgi::invariant_violations(*cx), std::vector<std::string>{});
+  EXPECT_EQ(negative_slots(*cx), std::vector<std::string>{});
+  EXPECT_EQ(slot_mismatches(*cx), std::vector<std::string>{});
+  // the SKUs split at the start are still split (only S1's count changed)
+  EXPECT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.sku"
+                             " WHERE tenant = 'acme' AND slots > 1"
+                             " AND sku IN ('S3', 'S5')"),
+            2);
 
   std::map<std::string, long long> states;
   {
@@ -281,6 +408,10 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   std::cout << "\n[soak] errors by SQLSTATE:";
   for (const auto &[code, count] : total.errors)
     std::cout << " " << code << "=" << count;
+  std::cout << "\n[soak] set_stock_slots of " << kHotSku << ": "
+            << slot_changes << " changes, by count:";
+  for (const auto &[n, count] : slot_counts_set)
+    std::cout << " " << n << "=" << count;
   std::cout << "\n[soak] reservations at the end:";
   for (const auto &[s, count] : states) std::cout << " " << s << "=" << count;
   std::cout << " (" << expired_at_end << " expired by the final expire_due)"

@@ -586,6 +586,16 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 		"ORDER BY 1, 2",
 		0, {InvalidOid}
 	},
+
+	/*
+	 * PLAN_SLOT_COUNT (0.3): how many slots the SKUs ($1 tenants, $2 skus)
+	 * have, read in a snapshot taken after PLAN_SLOT_LOCK_ALL got its locks.
+	 */
+	[PLAN_SLOT_COUNT] = {
+		"SELECT COALESCE(sum(k.slots), 0)::bigint FROM inventory.sku k "
+		"JOIN unnest($1, $2) AS u(tenant, sku) ON k.tenant = u.tenant AND k.sku = u.sku",
+		2, {TEXTARRAYOID, TEXTARRAYOID}
+	},
 };
 
 static SPIPlanPtr saved_plans[PLAN_COUNT];

@@ -51,6 +51,7 @@ typedef enum InventoryPlanId
 	PLAN_EXPIRE_LINES,
 	PLAN_LEDGER_RECORD,
 	PLAN_CHECK_SLOTS,
+	PLAN_SLOT_COUNT,
 	PLAN_COUNT
 } InventoryPlanId;
 

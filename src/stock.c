@@ -417,7 +417,10 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		values[3] = Int32GetDatum(slots);
 		values[4] = TimestampTzGetDatum(now);
 		InventoryExec(PLAN_SLOT_INSERT, values, NULL, false, SPI_OK_INSERT);
+		values[2] = Int32GetDatum(slots);
+		InventoryExec(PLAN_SKU_SET_SLOTS, values, NULL, false, SPI_OK_UPDATE);
 	}
+	/* sku.slots counts the rows here (the old count when shrinking) */
 	nrows = InventorySlotLockSku(tenant, sku, totals, &state);
 	if (slots < nrows)
 		InventorySlotGather(state, nrows, slots, now);
@@ -428,9 +431,8 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		if (InventoryExec(PLAN_SLOT_DELETE, values, NULL, false,
 						  SPI_OK_DELETE) != (uint64) (nrows - slots))
 			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
+		InventoryExec(PLAN_SKU_SET_SLOTS, values, NULL, false, SPI_OK_UPDATE);
 	}
-	values[2] = Int32GetDatum(slots);
-	InventoryExec(PLAN_SKU_SET_SLOTS, values, NULL, false, SPI_OK_UPDATE);
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }

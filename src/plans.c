@@ -588,12 +588,16 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 	},
 
 	/*
-	 * PLAN_SLOT_COUNT (0.3): how many slots the SKUs ($1 tenants, $2 skus)
-	 * have, read in a snapshot taken after PLAN_SLOT_LOCK_ALL got its locks.
+	 * PLAN_SKU_SHARE (0.3): share locks on the SKUs ($1 tenants, $2 skus)
+	 * in (tenant, sku) order, taken before PLAN_SLOT_LOCK_ALL.  They wait for
+	 * a set_stock_slots in progress (FOR NO KEY UPDATE) and keep new ones
+	 * out, so the next statement's snapshot shows every slot of the SKUs.
+	 * They do not conflict with each other nor with foreign key checks.
 	 */
-	[PLAN_SLOT_COUNT] = {
-		"SELECT COALESCE(sum(k.slots), 0)::bigint FROM inventory.sku k "
-		"JOIN unnest($1, $2) AS u(tenant, sku) ON k.tenant = u.tenant AND k.sku = u.sku",
+	[PLAN_SKU_SHARE] = {
+		"SELECT 1 FROM inventory.sku k "
+		"JOIN unnest($1, $2) AS u(tenant, sku) ON k.tenant = u.tenant AND k.sku = u.sku "
+		"ORDER BY k.tenant, k.sku FOR SHARE OF k",
 		2, {TEXTARRAYOID, TEXTARRAYOID}
 	},
 };

@@ -51,7 +51,7 @@ typedef enum InventoryPlanId
 	PLAN_EXPIRE_LINES,
 	PLAN_LEDGER_RECORD,
 	PLAN_CHECK_SLOTS,
-	PLAN_SLOT_COUNT,
+	PLAN_SKU_SHARE,
 	PLAN_COUNT
 } InventoryPlanId;
 

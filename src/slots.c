@@ -17,8 +17,9 @@
  *
  * Lock order (see pg_inventory.h): stock slot rows come after the
  * reservation row, SKU by SKU in (tenant, sku) order, and within a SKU
- * either one slot taken with SKIP LOCKED (never waits) or all slots in slot
- * order.  Within one call, a caller that holds a slot of a SKU never waits
+ * either one slot taken with SKIP LOCKED (never waits) or a share lock on
+ * the SKU's catalog row and then all slots in slot order.  set_stock_slots
+ * takes the catalog row (FOR NO KEY UPDATE) before the slots.  Within one call, a caller that holds a slot of a SKU never waits
  * for a slot of the same or a lower SKU, so no two calls deadlock.  A
  * transaction that makes several calls on one slotted SKU can: its first
  * call may hold slot 1 while another's holds slot 0, and both then fall
@@ -136,12 +137,12 @@ ApplyChanges(const InventorySlotChanges *changes, bool negate, TimestampTz now)
  *		Locks every slot of the n SKUs (tenants[i], skus[i]; distinct pairs)
  *		in (tenant, sku, slot) order and returns them in that order.
  *
- * At READ COMMITTED the locking statement reads rows of its own snapshot:
- * if it waited for a set_stock_slots that added slots, the new slots are
- * not among them.  So a second statement (a fresh snapshot, taken after the
- * locks were granted) counts the SKUs' slots, and the locking is repeated
- * until it got them all.  Slots removed meanwhile are skipped by the lock
- * itself (their rows are gone).
+ * First a statement share-locks the SKUs' catalog rows, in the same order:
+ * that waits for a set_stock_slots in progress and keeps others out until
+ * commit.  At READ COMMITTED each statement reads its own snapshot, so the
+ * second statement, which locks the slots, sees every slot the SKUs have.
+ * (Locking the slots alone would miss slots that a set_stock_slots it
+ * waited for had added.)
  */
 static int
 LockAllSlots(int n, const char *const *tenants, const char *const *skus,
@@ -153,9 +154,7 @@ LockAllSlots(int n, const char *const *tenants, const char *const *skus,
 	uint64		nrows;
 	uint64		i;
 	int			k;
-	int			attempt;
 	bool		isnull;
-	SPITupleTable *locked;
 
 	for (k = 0; k < n; k++)
 	{
@@ -164,24 +163,13 @@ LockAllSlots(int n, const char *const *tenants, const char *const *skus,
 	}
 	values[0] = PointerGetDatum(construct_array(t, n, TEXTOID, -1, false, TYPALIGN_INT));
 	values[1] = PointerGetDatum(construct_array(s, n, TEXTOID, -1, false, TYPALIGN_INT));
-	for (attempt = 0;; attempt++)
-	{
-		nrows = InventoryExec(PLAN_SLOT_LOCK_ALL, values, NULL, false, SPI_OK_SELECT);
-		locked = SPI_tuptable;
-		if (InventoryExec(PLAN_SLOT_COUNT, values, NULL, false, SPI_OK_SELECT) != 1)
-			elog(ERROR, "pg_inventory: counting stock slots failed");
-		if ((uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-												 SPI_tuptable->tupdesc, 1,
-												 &isnull)) == nrows)
-			break;
-		if (attempt >= 100)
-			elog(ERROR, "pg_inventory: the slots of %d SKUs kept changing", n);
-	}
+	InventoryExec(PLAN_SKU_SHARE, values, NULL, false, SPI_OK_SELECT);
+	nrows = InventoryExec(PLAN_SLOT_LOCK_ALL, values, NULL, false, SPI_OK_SELECT);
 	*rows = palloc(sizeof(SlotRow) * Max(nrows, 1));
 	for (i = 0; i < nrows; i++)
 	{
-		HeapTuple	tup = locked->vals[i];
-		TupleDesc	desc = locked->tupdesc;
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	desc = SPI_tuptable->tupdesc;
 
 		(*rows)[i].tenant = SPI_getvalue(tup, desc, 1);
 		(*rows)[i].sku = SPI_getvalue(tup, desc, 2);

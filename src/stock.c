@@ -420,7 +420,6 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		values[2] = Int32GetDatum(slots);
 		InventoryExec(PLAN_SKU_SET_SLOTS, values, NULL, false, SPI_OK_UPDATE);
 	}
-	/* sku.slots counts the rows here (the old count when shrinking) */
 	nrows = InventorySlotLockSku(tenant, sku, totals, &state);
 	if (slots < nrows)
 		InventorySlotGather(state, nrows, slots, now);

@@ -46,6 +46,26 @@ typedef struct InventoryPlanDef
 	"'occurred_at', to_char((" now ") AT TIME ZONE 'UTC', " \
 	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
 
+/*
+ * The end of a receipt or adjustment statement whose CTE "g" inserted the
+ * ledger record (returning available_after): the stock event and the
+ * result.  $1 tenant, $2 sku, $3 key, $4 kind, $5 delta, $6 reason; now is
+ * the clock parameter.
+ */
+#define STOCK_EVENT(now) \
+	"e AS (SELECT gen_random_uuid() AS event_id), " \
+	"o AS (INSERT INTO inventory.outbox " \
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
+	"SELECT e.event_id, " \
+	"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, " \
+	"$1, NULL, jsonb_build_object('event_id', e.event_id, 'event_type', " \
+	"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, " \
+	"'tenant', $1, 'sku', $2, 'request_key', $3, 'kind', $4, 'delta', $5, " \
+	"'available', g.available_after, 'reason', $6, " \
+	"'occurred_at', to_char(" now " AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), " now " FROM g, e) " \
+	"SELECT g.available_after FROM g"
+
 /* the lines of reservation r.id as a JSON array, by sku */
 #define STORED_LINES_JSON \
 	"(SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity) " \
@@ -275,18 +295,7 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 		"delta, reason, available_after, actor, created_at) "
 		"SELECT $1, $2, $3, $4, $5, $6, s.available, $7, $8 FROM s "
 		"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING available_after), "
-		"e AS (SELECT gen_random_uuid() AS event_id), "
-		"o AS (INSERT INTO inventory.outbox "
-		"(event_id, event_type, tenant, reservation_id, payload, created_at) "
-		"SELECT e.event_id, "
-		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
-		"$1, NULL, jsonb_build_object('event_id', e.event_id, 'event_type', "
-		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
-		"'tenant', $1, 'sku', $2, 'request_key', $3, 'kind', $4, 'delta', $5, "
-		"'available', g.available_after, 'reason', $6, "
-		"'occurred_at', to_char($8 AT TIME ZONE 'UTC', "
-		"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), $8 FROM g, e) "
-		"SELECT g.available_after FROM g",
+		STOCK_EVENT("$8"),
 		8, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, TEXTOID,
 		TIMESTAMPTZOID}
 	},
@@ -554,18 +563,7 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 		"delta, reason, available_after, actor, created_at) "
 		"VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) "
 		"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING available_after), "
-		"e AS (SELECT gen_random_uuid() AS event_id), "
-		"o AS (INSERT INTO inventory.outbox "
-		"(event_id, event_type, tenant, reservation_id, payload, created_at) "
-		"SELECT e.event_id, "
-		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
-		"$1, NULL, jsonb_build_object('event_id', e.event_id, 'event_type', "
-		"CASE WHEN $4 = 'receipt' THEN 'stock.restocked' ELSE 'stock.adjusted' END, "
-		"'tenant', $1, 'sku', $2, 'request_key', $3, 'kind', $4, 'delta', $5, "
-		"'available', g.available_after, 'reason', $6, "
-		"'occurred_at', to_char($9 AT TIME ZONE 'UTC', "
-		"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), $9 FROM g, e) "
-		"SELECT g.available_after FROM g",
+		STOCK_EVENT("$9"),
 		9, {TEXTOID, TEXTOID, TEXTOID, TEXTOID, INT8OID, TEXTOID, INT8OID, TEXTOID,
 		TIMESTAMPTZOID}
 	},

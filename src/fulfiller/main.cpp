@@ -20,12 +20,12 @@
 #include <csignal>
 #include <iostream>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include <amqp.h>
 #include <pqxx/pqxx>
 
+#include "program.h"
 #include "schema.h"
 #include "support.h"
 
@@ -37,16 +37,12 @@ using pgi::log;
 
 const char *const confirmed_type = "reservation.confirmed";
 
-/// Command-line options (see usage()).
-struct Options {
-  std::string db = pgi::env_or("INVENTORY_FULFILLER_DB", "");
-  std::string amqp_url =
-    pgi::env_or("INVENTORY_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672");
-  std::string exchange = pgi::env_or("INVENTORY_EXCHANGE", "inventory");
+/// Command-line options (see usage()); the shared ones in CommonOptions.
+struct Options : pgi::CommonOptions {
+  Options() : pgi::CommonOptions{"INVENTORY_FULFILLER_DB"} {}
   std::string queue = "fulfillment";
   long long prefetch = 50;
   long long once_idle_ms = 0;
-  long long stats_ms = 10000;
   bool skip_schema = false;
 };
 
@@ -75,41 +71,23 @@ SIGTERM/SIGINT: finish the message in hand, print the counters, exit 0.
 )";
 }
 
+/// Parses ARGV into O; returns false after printing the usage for --help.
 bool parse_args(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::optional<std::string> inline_value;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != arg.npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      usage(std::cout);
-      return false;
-    } else if (arg == "--db")
-      o.db = value();
-    else if (arg == "--amqp-url")
-      o.amqp_url = value();
-    else if (arg == "--exchange")
-      o.exchange = value();
-    else if (arg == "--queue")
-      o.queue = value();
-    else if (arg == "--prefetch")
-      o.prefetch = pgi::parse_count(value(), arg);
-    else if (arg == "--once-idle-ms")
-      o.once_idle_ms = pgi::parse_count(value(), arg);
-    else if (arg == "--stats-interval")
-      o.stats_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--skip-schema")
-      o.skip_schema = true;
-    else
-      throw std::invalid_argument("unknown option " + arg);
-  }
+  if (!pgi::parse_command_line(argc, argv, o, usage, [&o](pgi::ArgReader &a) {
+        const std::string &arg = a.name();
+        if (arg == "--queue")
+          o.queue = a.value();
+        else if (arg == "--prefetch")
+          o.prefetch = a.count();
+        else if (arg == "--once-idle-ms")
+          o.once_idle_ms = a.count();
+        else if (arg == "--skip-schema")
+          o.skip_schema = true;
+        else
+          return false;
+        return true;
+      }))
+    return false;
   if (o.prefetch < 1 || o.prefetch > 65535)
     throw std::invalid_argument("--prefetch must be 1..65535");
   return true;
@@ -189,10 +167,7 @@ bool Fulfiller::ensure_db() {
     return true;
   } catch (const pqxx::broken_connection &e) {
     db_.reset();
-    const long long d = db_backoff_.next();
-    log("db_unavailable",
-        {{"error", e.what()}, {"retry_in_ms", std::to_string(d)}});
-    pgi::sleep_unless_stopped(d);
+    pgi::wait_to_retry(db_backoff_, "db_unavailable", e.what());
     return false;
   }
 }
@@ -206,8 +181,7 @@ void Fulfiller::drop_db(const std::string &why) {
 bool Fulfiller::ensure_mq() {
   if (mq_) return true;
   try {
-    auto mq = std::make_unique<AmqpConnection>(o_.amqp_url, 30, 5000);
-    mq->declare_exchange(o_.exchange);
+    auto mq = pgi::connect_broker(o_);
     mq->declare_bound_queue(o_.queue, o_.exchange, confirmed_type);
     amqp_connection_state_t cx = mq->state();
     amqp_basic_qos(cx, mq->channel, 0, static_cast<uint16_t>(o_.prefetch), 0);
@@ -220,18 +194,13 @@ bool Fulfiller::ensure_mq() {
     log("broker_connected", {{"queue", o_.queue}, {"exchange", o_.exchange}});
     return true;
   } catch (const AmqpError &e) {
-    const long long d = mq_backoff_.next();
-    log("broker_unavailable",
-        {{"error", e.what()}, {"retry_in_ms", std::to_string(d)}});
-    pgi::sleep_unless_stopped(d);
+    pgi::wait_to_retry(mq_backoff_, "broker_unavailable", e.what());
     return false;
   }
 }
 
 void Fulfiller::drop_mq(const std::string &why) {
-  log("broker_lost", {{"error", why}});
-  if (mq_) mq_->mark_broken();
-  mq_.reset();
+  pgi::drop_broker(mq_, why);
   pgi::sleep_unless_stopped(mq_backoff_.next());
 }
 
@@ -386,23 +355,11 @@ int Fulfiller::run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  pgi::set_program("inventory-fulfiller");
   Options o;
-  try {
-    if (!parse_args(argc, argv, o)) return 0;
-  } catch (const std::exception &e) {
-    std::cerr << "inventory-fulfiller: " << e.what() << "\n";
-    usage(std::cerr);
-    return 2;
-  }
-  pgi::install_stop_handlers();
-  try {
-    Fulfiller f{o};
-    return f.run();
-  } catch (const pqxx::sql_error &e) {
-    log("fatal", {{"sqlstate", e.sqlstate()}, {"error", e.what()}});
-  } catch (const std::exception &e) {
-    log("fatal", {{"error", e.what()}});
-  }
-  return 1;
+  return pgi::run_program(
+    "inventory-fulfiller", usage, [&] { return parse_args(argc, argv, o); },
+    [&] {
+      Fulfiller f{o};
+      return f.run();
+    });
 }

@@ -31,7 +31,6 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,6 +38,7 @@
 #include <amqp.h>
 #include <pqxx/pqxx>
 
+#include "program.h"
 #include "support.h"
 
 namespace {
@@ -47,12 +47,9 @@ using pgi::AmqpConnection;
 using pgi::AmqpError;
 using pgi::log;
 
-/// Command-line options (see usage()).
-struct Options {
-  std::string db = pgi::env_or("INVENTORY_RELAY_DB", "");
-  std::string amqp_url =
-    pgi::env_or("INVENTORY_AMQP_URL", "amqp://guest:guest@127.0.0.1:5672");
-  std::string exchange = pgi::env_or("INVENTORY_EXCHANGE", "inventory");
+/// Command-line options (see usage()); the shared ones in CommonOptions.
+struct Options : pgi::CommonOptions {
+  Options() : pgi::CommonOptions{"INVENTORY_RELAY_DB"} {}
   long long batch_size = 100;
   long long lease_ms = 30000;
   long long poll_ms = 100;
@@ -60,7 +57,6 @@ struct Options {
   long long backoff_ms = 1000;
   long long max_backoff_ms = 300000;
   long long confirm_timeout_ms = 15000;
-  long long stats_ms = 10000;
   std::string name = pgi::default_name();
   bool once = false;
   bool listen = false;
@@ -108,56 +104,37 @@ SIGTERM/SIGINT: finish the batch in hand, print the counters, exit 0.
 
 /// Parses ARGV into O; returns false after printing the usage for --help.
 bool parse_args(int argc, char **argv, Options &o) {
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    std::optional<std::string> inline_value;
-    if (auto eq = arg.find('='); arg.rfind("--", 0) == 0 && eq != arg.npos) {
-      inline_value = arg.substr(eq + 1);
-      arg = arg.substr(0, eq);
-    }
-    auto value = [&]() -> std::string {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argc) throw std::invalid_argument(arg + " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--help" || arg == "-h") {
-      usage(std::cout);
-      return false;
-    } else if (arg == "--db")
-      o.db = value();
-    else if (arg == "--amqp-url")
-      o.amqp_url = value();
-    else if (arg == "--exchange")
-      o.exchange = value();
-    else if (arg == "--batch-size")
-      o.batch_size = pgi::parse_count(value(), arg);
-    else if (arg == "--lease")
-      o.lease_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--poll-interval-ms")
-      o.poll_ms = pgi::parse_count(value(), arg);
-    else if (arg == "--max-attempts")
-      o.max_attempts = pgi::parse_count(value(), arg);
-    else if (arg == "--backoff")
-      o.backoff_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--max-backoff")
-      o.max_backoff_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--confirm-timeout")
-      o.confirm_timeout_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--stats-interval")
-      o.stats_ms = pgi::parse_duration_ms(value(), arg);
-    else if (arg == "--name")
-      o.name = value();
-    else if (arg == "--audit-queue")
-      o.audit_queue = value();
-    else if (arg == "--once")
-      o.once = true;
-    else if (arg == "--listen")
-      o.listen = true;
-    else if (arg == "--channel")
-      o.channel = value();
-    else
-      throw std::invalid_argument("unknown option " + arg);
-  }
+  if (!pgi::parse_command_line(argc, argv, o, usage, [&o](pgi::ArgReader &a) {
+        const std::string &arg = a.name();
+        if (arg == "--batch-size")
+          o.batch_size = a.count();
+        else if (arg == "--lease")
+          o.lease_ms = a.duration_ms();
+        else if (arg == "--poll-interval-ms")
+          o.poll_ms = a.count();
+        else if (arg == "--max-attempts")
+          o.max_attempts = a.count();
+        else if (arg == "--backoff")
+          o.backoff_ms = a.duration_ms();
+        else if (arg == "--max-backoff")
+          o.max_backoff_ms = a.duration_ms();
+        else if (arg == "--confirm-timeout")
+          o.confirm_timeout_ms = a.duration_ms();
+        else if (arg == "--name")
+          o.name = a.value();
+        else if (arg == "--audit-queue")
+          o.audit_queue = a.value();
+        else if (arg == "--once")
+          o.once = true;
+        else if (arg == "--listen")
+          o.listen = true;
+        else if (arg == "--channel")
+          o.channel = a.value();
+        else
+          return false;
+        return true;
+      }))
+    return false;
   if (o.batch_size < 1 || o.batch_size > 10000)
     throw std::invalid_argument("--batch-size must be 1..10000");
   if (o.max_attempts < 1 || o.max_attempts > 1000)
@@ -285,10 +262,7 @@ bool Relay::ensure_db() {
   } catch (const pqxx::broken_connection &e) {
     wakeup_.reset();
     db_.reset();
-    const long long d = db_backoff_.next();
-    log("db_unavailable",
-        {{"error", e.what()}, {"retry_in_ms", std::to_string(d)}});
-    pgi::sleep_unless_stopped(d);
+    pgi::wait_to_retry(db_backoff_, "db_unavailable", e.what());
     return false;
   }
 }
@@ -303,8 +277,7 @@ void Relay::drop_db(const std::string &why) {
 bool Relay::ensure_mq() {
   if (mq_) return true;
   try {
-    auto mq = std::make_unique<AmqpConnection>(o_.amqp_url, 30, 5000);
-    mq->declare_exchange(o_.exchange);
+    auto mq = pgi::connect_broker(o_);
     if (!o_.audit_queue.empty())
       mq->declare_bound_queue(o_.audit_queue, o_.exchange, "#");
     mq->confirm_select();
@@ -315,18 +288,13 @@ bool Relay::ensure_mq() {
     log("broker_connected", {{"exchange", o_.exchange}});
     return true;
   } catch (const AmqpError &e) {
-    const long long d = mq_backoff_.next();
-    log("broker_unavailable",
-        {{"error", e.what()}, {"retry_in_ms", std::to_string(d)}});
-    pgi::sleep_unless_stopped(d);
+    pgi::wait_to_retry(mq_backoff_, "broker_unavailable", e.what());
     return false;
   }
 }
 
 void Relay::drop_mq(const std::string &why) {
-  log("broker_lost", {{"error", why}});
-  if (mq_) mq_->mark_broken();
-  mq_.reset();
+  pgi::drop_broker(mq_, why);
   // the first reconnect comes after a backoff as well
   mq_backoff_.next();
 }
@@ -655,23 +623,11 @@ int Relay::run() {
 } // namespace
 
 int main(int argc, char **argv) {
-  pgi::set_program("inventory-relay");
   Options o;
-  try {
-    if (!parse_args(argc, argv, o)) return 0;
-  } catch (const std::exception &e) {
-    std::cerr << "inventory-relay: " << e.what() << "\n";
-    usage(std::cerr);
-    return 2;
-  }
-  pgi::install_stop_handlers();
-  try {
-    Relay relay{o};
-    return relay.run();
-  } catch (const pqxx::sql_error &e) {
-    log("fatal", {{"sqlstate", e.sqlstate()}, {"error", e.what()}});
-  } catch (const std::exception &e) {
-    log("fatal", {{"error", e.what()}});
-  }
-  return 1;
+  return pgi::run_program(
+    "inventory-relay", usage, [&] { return parse_args(argc, argv, o); },
+    [&] {
+      Relay relay{o};
+      return relay.run();
+    });
 }

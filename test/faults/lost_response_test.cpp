@@ -16,14 +16,34 @@ namespace {
 
 using pgi::TestDatabase;
 
-/// Sends QUERY with text PARAMS on a new libpq connection to DB, waits until
-/// COMMITTED (run on CTL) is true, and closes the connection without
-/// reading a byte of the answer.
+/// The database of one test (fault_<name>) and a control connection to it;
+/// tenant acme has received 10 units of A (receipt rcpt-1).
+struct Stocked {
+  explicit Stocked(const std::string &name) : db{name}, ctl{db.connect()} {
+    pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+  }
+  TestDatabase db;
+  std::unique_ptr<pqxx::connection> ctl;
+};
+
+/// A query counting the rows of inventory.TABLE of tenant acme with request
+/// key KEY (and AND_WHERE, when given).
+std::string count_of(const std::string &table, const std::string &key,
+                     const std::string &and_where = "") {
+  return "SELECT count(*) FROM inventory." + table +
+         " WHERE tenant = 'acme' AND request_key = '" + key + "'" +
+         (and_where.empty() ? "" : " AND " + and_where);
+}
+
+/// Sends QUERY with text PARAMS on a new libpq connection to S's database,
+/// waits until COMMITTED (run on S's control connection) is 1, and closes
+/// the connection without reading a byte of the answer.
 ::testing::AssertionResult
-send_and_drop(const TestDatabase &db, pqxx::connection &ctl,
-              const std::string &query, const std::vector<std::string> &params,
+send_and_drop(Stocked &s, const std::string &query,
+              const std::vector<std::string> &params,
               const std::string &committed) {
-  PGconn *conn = PQconnectdb(db.conninfo().c_str());
+  pqxx::connection &ctl = *s.ctl;
+  PGconn *conn = PQconnectdb(s.db.conninfo().c_str());
   if (PQstatus(conn) != CONNECTION_OK) {
     std::string msg = PQerrorMessage(conn);
     PQfinish(conn);
@@ -68,19 +88,15 @@ Trail trail(pqxx::connection &cx, long long id) {
 // Row 2: the response of reserve, then of confirm, is lost after commit.
 TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   PGI_REQUIRE_SERVER();
-  TestDatabase db{"lost_response"};
-  auto ctl = db.connect();
-  pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+  Stocked s{"lost_response"};
 
   // reserve: committed, answer lost
   ASSERT_TRUE(send_and_drop(
-    db, *ctl, "SELECT * FROM inventory.reserve($1, $2, $3, $4::integer)",
-    {"acme", "order-1", "A", "3"},
-    "SELECT count(*) FROM inventory.reservation"
-    " WHERE tenant = 'acme' AND request_key = 'order-1'"));
+    s, "SELECT * FROM inventory.reserve($1, $2, $3, $4::integer)",
+    {"acme", "order-1", "A", "3"}, count_of("reservation", "order-1")));
 
   // the client comes back on a new connection
-  auto cx = db.connect();
+  auto cx = s.db.connect();
   pqxx::nontransaction tx{*cx};
   auto seen = pgi::outcome_of(tx.exec_params(
     "SELECT * FROM inventory.lookup($1, $2)", "acme", "order-1"));
@@ -99,9 +115,9 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   EXPECT_EQ(retry.reservation_id, std::optional<long long>{id});
   EXPECT_EQ(retry.quantity, std::optional<long long>{3});
   // moved exactly once
-  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
             (pgi::StockCounts{true, 7, 3, 0}));
-  auto t = trail(*ctl, id);
+  auto t = trail(*s.ctl, id);
   EXPECT_EQ(t.transitions, 1);
   EXPECT_EQ(t.events, 1);
   // a retry with another payload is refused, not applied
@@ -114,55 +130,49 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
 
   // confirm: committed, answer lost
   ASSERT_TRUE(send_and_drop(
-    db, *ctl, "SELECT * FROM inventory.confirm($1, $2)", {"acme", "order-1"},
-    "SELECT count(*) FROM inventory.reservation"
-    " WHERE tenant = 'acme' AND request_key = 'order-1'"
-    "   AND state = 'confirmed'"));
+    s, "SELECT * FROM inventory.confirm($1, $2)", {"acme", "order-1"},
+    count_of("reservation", "order-1", "state = 'confirmed'")));
   auto confirm = pgi::outcome_of(tx.exec_params(
     "SELECT * FROM inventory.confirm($1, $2)", "acme", "order-1"));
   EXPECT_EQ(confirm.status, "confirmed");
   EXPECT_EQ(confirm.state, std::optional<std::string>{"confirmed"});
   EXPECT_FALSE(confirm.applied);
   EXPECT_EQ(confirm.reservation_id, std::optional<long long>{id});
-  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
             (pgi::StockCounts{true, 7, 0, 3}));
-  t = trail(*ctl, id);
+  t = trail(*s.ctl, id);
   EXPECT_EQ(t.transitions, 2);
   EXPECT_EQ(t.events, 2);
 
-  EXPECT_EQ(pgi::invariant_violations(*ctl), std::vector<std::string>{});
-  EXPECT_EQ(pgi::accounting_mismatches(*ctl), std::vector<std::string>{});
+  EXPECT_EQ(pgi::invariant_violations(*s.ctl), std::vector<std::string>{});
+  EXPECT_EQ(pgi::accounting_mismatches(*s.ctl), std::vector<std::string>{});
 }
 
 // Row 2': the response of a restock is lost after commit; the retry returns
 // the available count stored with the record and receives nothing twice.
 TEST(FaultMatrix, LostRestockResponseRetriesIdempotently) {
   PGI_REQUIRE_SERVER();
-  TestDatabase db{"lost_restock"};
-  auto ctl = db.connect();
-  pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+  Stocked s{"lost_restock"};
 
   ASSERT_TRUE(send_and_drop(
-    db, *ctl, "SELECT inventory.restock($1, $2, $3, $4::integer)",
-    {"acme", "rcpt-2", "A", "5"},
-    "SELECT count(*) FROM inventory.stock_ledger"
-    " WHERE tenant = 'acme' AND request_key = 'rcpt-2'"));
+    s, "SELECT inventory.restock($1, $2, $3, $4::integer)",
+    {"acme", "rcpt-2", "A", "5"}, count_of("stock_ledger", "rcpt-2")));
   // stock moves on before the client retries
-  pgi::exec(*ctl, "SELECT inventory.reserve('acme', 'order-1', 'A', 2)");
+  pgi::exec(*s.ctl, "SELECT inventory.reserve('acme', 'order-1', 'A', 2)");
 
-  auto cx = db.connect();
+  auto cx = s.db.connect();
   pqxx::nontransaction tx{*cx};
   EXPECT_EQ(tx.exec_params1("SELECT inventory.restock($1, $2, $3,"
                             " $4::integer)",
                             "acme", "rcpt-2", "A", 5)[0]
               .as<long long>(),
             15); // the stored available after the receipt, not 13
-  EXPECT_EQ(pgi::stock_counts(*ctl, "acme", "A"),
+  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
             (pgi::StockCounts{true, 13, 2, 0}));
-  EXPECT_EQ(pgi::scalar(*ctl, "SELECT count(*) FROM inventory.stock_ledger"),
+  EXPECT_EQ(pgi::scalar(*s.ctl, "SELECT count(*) FROM inventory.stock_ledger"),
             2);
-  EXPECT_EQ(pgi::scalar(*ctl, "SELECT count(*) FROM inventory.outbox"
-                              " WHERE event_type = 'stock.restocked'"),
+  EXPECT_EQ(pgi::scalar(*s.ctl, "SELECT count(*) FROM inventory.outbox"
+                                " WHERE event_type = 'stock.restocked'"),
             2);
-  EXPECT_EQ(pgi::invariant_violations(*ctl), std::vector<std::string>{});
+  EXPECT_EQ(pgi::invariant_violations(*s.ctl), std::vector<std::string>{});
 }

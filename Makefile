@@ -41,3 +41,7 @@ test:
 # the main job: a realistic reservation workload end to end
 demo:
 	@bash test/scripts/demo.sh
+
+# performance benchmark (not part of make test): writes test/bench/RESULTS.md and throughput.png
+bench:
+	@bash test/bench/run.sh

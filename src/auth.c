@@ -28,13 +28,17 @@
 #include "pg_inventory.h"
 #include "plans.h"
 
-/* The owner of the called function, looked up once per call site. */
-static Oid
-FunctionOwner(FunctionCallInfo fcinfo)
+/*
+ * CallCache
+ *		The per-call-site cache (fn_extra) of the called function: its owner,
+ *		looked up once.
+ */
+static InventoryFnCache *
+CallCache(FunctionCallInfo fcinfo)
 {
-	Oid		   *cached = (Oid *) fcinfo->flinfo->fn_extra;
+	InventoryFnCache *cache = (InventoryFnCache *) fcinfo->flinfo->fn_extra;
 
-	if (cached == NULL)
+	if (cache == NULL)
 	{
 		HeapTuple	tup;
 
@@ -42,12 +46,13 @@ FunctionOwner(FunctionCallInfo fcinfo)
 		if (!HeapTupleIsValid(tup))
 			elog(ERROR, "cache lookup failed for function %u",
 				 fcinfo->flinfo->fn_oid);
-		cached = MemoryContextAlloc(fcinfo->flinfo->fn_mcxt, sizeof(Oid));
-		*cached = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+									   sizeof(InventoryFnCache));
+		cache->owner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
 		ReleaseSysCache(tup);
-		fcinfo->flinfo->fn_extra = cached;
+		fcinfo->flinfo->fn_extra = cache;
 	}
-	return *cached;
+	return cache;
 }
 
 /*
@@ -64,7 +69,7 @@ void
 InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 				   const char *tenant)
 {
-	Oid			owner = FunctionOwner(fcinfo);
+	Oid			owner = CallCache(fcinfo)->owner;
 
 	call->caller = GetUserId();
 	call->actor = GetUserNameFromId(call->caller, false);

@@ -21,6 +21,7 @@
 
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "access/tupdesc.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
@@ -44,6 +45,13 @@ typedef struct InventoryLines
 	int64		total;			/* units over all lines, fits an int32 */
 	InventoryLine *items;
 } InventoryLines;
+
+/* What a call site (fn_extra) keeps between calls */
+typedef struct InventoryFnCache
+{
+	Oid			owner;			/* owner of the function: the writer */
+	TupleDesc	outcome;		/* blessed inventory.outcome, or NULL */
+} InventoryFnCache;
 
 /* State of one SQL-callable invocation: who called, and as whom we write */
 typedef struct InventoryCall

@@ -18,6 +18,7 @@
 
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
+#include "nodes/parsenodes.h"
 
 #include "plans.h"
 
@@ -147,11 +148,13 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 	/*
 	 * PLAN_RES_CREATED: the records of a new pending reservation: its
 	 * lines, the transition NULL -> pending and the reservation.reserved
-	 * event.  $1 id, $2 skus, $3 quantities, $4 actor, $5 clock.
+	 * event.  $1 id, $2 skus, $3 quantities, $4 actor, $5 clock, $6 tenant,
+	 * $7 key, $8 expires_at (the values the claim inserted: not read again).
 	 */
 	[PLAN_RES_CREATED] = {
-		"WITH r AS (SELECT r.id, r.tenant, r.request_key, r.state, r.version, "
-		"r.expires_at FROM inventory.reservation r WHERE r.id = $1), "
+		"WITH r AS (SELECT $1::bigint AS id, $6::text AS tenant, "
+		"$7::text AS request_key, 'pending'::text AS state, 1 AS version, "
+		"$8::timestamptz AS expires_at), "
 		"l AS (INSERT INTO inventory.reservation_line "
 		"(reservation_id, tenant, sku, quantity) "
 		"SELECT r.id, r.tenant, u.sku, u.qty FROM r, unnest($2, $3) AS u(sku, qty)), "
@@ -167,7 +170,8 @@ static const InventoryPlanDef plan_defs[PLAN_COUNT] = {
 						  "'quantity', u.qty) ORDER BY u.sku) "
 						  "FROM unnest($2, $3) AS u(sku, qty))")
 		", $5 FROM r, e",
-		5, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID}
+		8, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
+		TEXTOID, TIMESTAMPTZOID}
 	},
 
 	/*
@@ -624,7 +628,12 @@ InventoryExec(InventoryPlanId id, Datum *values, const char *nulls,
 		const InventoryPlanDef *def = &plan_defs[id];
 		SPIPlanPtr	plan;
 
-		plan = SPI_prepare(def->sql, def->nargs, (Oid *) def->argtypes);
+		/*
+		 * A generic plan from the start: with custom plans the plan cache
+		 * would plan the statement again on every call while it weighs them.
+		 */
+		plan = SPI_prepare_cursor(def->sql, def->nargs, (Oid *) def->argtypes,
+								  CURSOR_OPT_GENERIC_PLAN);
 		if (plan == NULL)
 			elog(ERROR, "pg_inventory: SPI_prepare of statement %d failed: %s",
 				 (int) id, SPI_result_code_string(SPI_result));

@@ -71,15 +71,24 @@ typedef enum TransitionKind
 static Datum
 OutcomeDatum(FunctionCallInfo fcinfo, InventoryCall *call, const Outcome *o)
 {
-	TupleDesc	tupdesc;
+	InventoryFnCache *cache = (InventoryFnCache *) fcinfo->flinfo->fn_extra;
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
-	MemoryContext oldcxt = MemoryContextSwitchTo(call->outer_cxt);
+	MemoryContext oldcxt;
 	HeapTuple	tuple;
 
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "pg_inventory: return type must be inventory.outcome");
-	tupdesc = BlessTupleDesc(tupdesc);
+	/* the result's descriptor, blessed once per call site */
+	if (cache->outcome == NULL)
+	{
+		TupleDesc	tupdesc;
+
+		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+			elog(ERROR, "pg_inventory: return type must be inventory.outcome");
+		oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
+		cache->outcome = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+		MemoryContextSwitchTo(oldcxt);
+	}
+	oldcxt = MemoryContextSwitchTo(call->outer_cxt);
 
 	values[0] = CStringGetTextDatum(o->status);
 	nulls[1] = (o->state == NULL);
@@ -101,7 +110,7 @@ OutcomeDatum(FunctionCallInfo fcinfo, InventoryCall *call, const Outcome *o)
 		if (o->res->has_expiry)
 			values[6] = TimestampTzGetDatum(o->res->expires_at);
 	}
-	tuple = heap_form_tuple(tupdesc, values, nulls);
+	tuple = heap_form_tuple(cache->outcome, values, nulls);
 	MemoryContextSwitchTo(oldcxt);
 	return HeapTupleGetDatum(tuple);
 }
@@ -381,7 +390,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	Outcome		o;
 	TimestampTz now;
 	TimestampTz expires_at;
-	Datum		values[5];
+	Datum		values[8];
 	bool		isnull;
 	bool		sufficient;
 
@@ -440,6 +449,9 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	values[4] = TimestampTzGetDatum(now);
 	if (sufficient)
 	{
+		values[5] = CStringGetTextDatum(tenant);
+		values[6] = CStringGetTextDatum(key);
+		values[7] = TimestampTzGetDatum(expires_at);
 		if (InventoryExec(PLAN_RES_CREATED, values, NULL, false,
 						  SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",

@@ -33,11 +33,13 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
+#include "utils/resowner.h"
 
 #include "pg_inventory.h"
 #include "plans.h"
@@ -233,6 +235,43 @@ TakeGreedy(SlotRow *rows, int nrows, int64 qty, InventoryCounter from,
 }
 
 /*
+ * TakeOneSlot
+ *		Runs PLAN_SLOT_TAKE_ONE with values in a subtransaction.  When no
+ *		free slot holds enough, the subtransaction is rolled back, and with
+ *		it any row lock the statement took: SKIP LOCKED may lock a slot that
+ *		a concurrent commit just emptied (its recheck then fails, but the lock
+ *		stays), and a caller that kept such a lock while falling back to
+ *		locking all slots in slot order would hold a slot out of order and
+ *		could deadlock with another fallback.  Returns whether a slot was
+ *		taken, and which in *slot.
+ */
+static bool
+TakeOneSlot(Datum *values, int32 *slot)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		taken;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	taken = InventoryExec(PLAN_SLOT_TAKE_ONE, values, NULL, false,
+						  SPI_OK_UPDATE_RETURNING) == 1;
+	if (taken)
+	{
+		bool		isnull;
+
+		*slot = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+											SPI_tuptable->tupdesc, 1, &isnull));
+		ReleaseCurrentSubTransaction();
+	}
+	else
+		RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return taken;
+}
+
+/*
  * InventorySlotMove
  *		Moves qty units (at least 1) of (tenant, sku) from counter "from" to
  *		counter "to": one free slot that holds enough if there is one,
@@ -254,6 +293,7 @@ InventorySlotMove(const char *tenant, const char *sku, int64 qty,
 	SlotRow    *rows;
 	int			nrows;
 	int			i;
+	int32		slot;
 
 	d[from] -= qty;
 	if (to != COUNTER_NONE)
@@ -266,18 +306,10 @@ InventorySlotMove(const char *tenant, const char *sku, int64 qty,
 	values[5] = Int64GetDatum(d[COUNTER_RESERVED]);
 	values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
 	values[7] = TimestampTzGetDatum(now);
-	if (InventoryExec(PLAN_SLOT_TAKE_ONE, values, NULL, false,
-					  SPI_OK_UPDATE_RETURNING) == 1)
+	if (TakeOneSlot(values, &slot))
 	{
 		if (done != NULL)
-		{
-			bool		isnull;
-
-			AddChange(done, tenant, sku,
-					  DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-												  SPI_tuptable->tupdesc, 1, &isnull)),
-					  d[0], d[1], d[2]);
-		}
+			AddChange(done, tenant, sku, slot, d[0], d[1], d[2]);
 		return SLOT_MOVE_DONE;
 	}
 

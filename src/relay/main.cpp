@@ -77,8 +77,10 @@ Publishes pg_inventory outbox events to RabbitMQ with publisher confirms
                           amqp://guest:guest@127.0.0.1:5672, no trailing /)
   --exchange NAME         topic exchange, declared durable (default inventory,
                           env INVENTORY_EXCHANGE)
-  --batch-size N          events per claim, 1..10000 (default 100)
-  --lease DURATION        lease of a claimed batch (default 30s)
+  --batch-size N          events per claim, 1..10000 (default 100; env
+                          INVENTORY_RELAY_BATCH_SIZE)
+  --lease DURATION        lease of a claimed batch (default 30s; env
+                          INVENTORY_RELAY_LEASE)
   --poll-interval-ms N    sleep when the outbox is drained (default 100)
   --max-attempts N        failed publishes before a dead letter (default 10)
   --backoff DURATION      first retry delay after a failure (default 1s)
@@ -102,8 +104,14 @@ SIGTERM/SIGINT: finish the batch in hand, print the counters, exit 0.
 )";
 }
 
-/// Parses ARGV into O; returns false after printing the usage for --help.
+/// Parses ARGV into O (after the environment fallbacks
+/// INVENTORY_RELAY_BATCH_SIZE and INVENTORY_RELAY_LEASE); returns false
+/// after printing the usage for --help.  Throws std::invalid_argument.
 bool parse_args(int argc, char **argv, Options &o) {
+  if (const auto v = pgi::env_or("INVENTORY_RELAY_BATCH_SIZE", ""); !v.empty())
+    o.batch_size = pgi::parse_count(v, "INVENTORY_RELAY_BATCH_SIZE");
+  if (const auto v = pgi::env_or("INVENTORY_RELAY_LEASE", ""); !v.empty())
+    o.lease_ms = pgi::parse_duration_ms(v, "INVENTORY_RELAY_LEASE");
   if (!pgi::parse_command_line(argc, argv, o, usage, [&o](pgi::ArgReader &a) {
         const std::string &arg = a.name();
         if (arg == "--batch-size")

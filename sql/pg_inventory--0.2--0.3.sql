@@ -143,6 +143,8 @@ COMMENT ON FUNCTION inventory._stock_view_update() IS
 REVOKE ALL ON FUNCTION inventory._stock_view_update() FROM PUBLIC;
 CREATE TRIGGER stock_view_update INSTEAD OF UPDATE ON inventory.stock
 	FOR EACH ROW EXECUTE FUNCTION inventory._stock_view_update();
+COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
+	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest slot.';
 
 REVOKE ALL ON inventory.sku, inventory.stock_slot, inventory.stock FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('inventory.sku', '');

@@ -53,11 +53,8 @@ summary() {
 	for s in "${SUITES[@]}"; do
 		printf '%-10s %7d %7d  %s\n' "$s" "${PASSED[$s]}" "${FAILED[$s]}" "${NOTE[$s]}"
 	done
-	if [ "$1" -eq 0 ]; then
-		rm -rf "$LOGDIR"
-	else
-		echo "logs: $LOGDIR"
-	fi
+	KEEP_LOGS=$1
+	[ "$1" -eq 0 ] || echo "logs: $LOGDIR"
 	echo "$TOTAL_P passed, $TOTAL_F failed"
 }
 
@@ -94,20 +91,42 @@ if ! bash test/scripts/deps.sh; then
 	finish
 fi
 
+# The extension is installed into a private copy of the PostgreSQL 15
+# installation (PostgreSQL finds its lib and share folders relative to its
+# binaries), so a test run never changes the system's installation and two
+# runs of different trees can go on at once.  PG_BIN then points there.
 header "build and install"
-if ! make -s >"$LOGDIR/build.log" 2>&1 || ! make -s install >>"$LOGDIR/build.log" 2>&1; then
+PREFIX=$LOGDIR/pg
+SYS_BIN=$PG_BIN
+mkdir -p "$PREFIX/usr/lib/postgresql" "$PREFIX/usr/share/postgresql"
+chmod 755 "$LOGDIR"
+if ! make -s PG_CONFIG="$SYS_BIN/pg_config" >"$LOGDIR/build.log" 2>&1 ||
+	! cp -a "$(dirname "$SYS_BIN")" "$PREFIX/usr/lib/postgresql/" ||
+	! cp -a /usr/share/postgresql/15 "$PREFIX/usr/share/postgresql/" ||
+	! make -s PG_CONFIG="$SYS_BIN/pg_config" install DESTDIR="$PREFIX" >>"$LOGDIR/build.log" 2>&1; then
 	tail -n 60 "$LOGDIR/build.log"
 	record build 0 1 "make or make install failed"
 	finish
 fi
-echo "built and installed pg_inventory ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)) into $("$PG_BIN/pg_config" --pkglibdir)"
+PG_BIN=$PREFIX/usr/lib/postgresql/15/bin
+export PG_BIN PATH="$PG_BIN:$PATH"
+echo "built and installed pg_inventory ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)) into a private copy of PostgreSQL: $PG_BIN"
 
 # ---------------------------------------------------------------- isolation
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
 # shellcheck source=test/scripts/rabbitmq.sh
 source test/scripts/rabbitmq.sh
-trap 'rmq_destroy; pg_destroy' EXIT
+# on exit: the servers go first (they run from the private copy), then the
+# private copy, then the logs unless something failed
+KEEP_LOGS=1
+cleanup() {
+	rmq_destroy
+	pg_destroy
+	rm -rf "$LOGDIR/pg"
+	[ "$KEEP_LOGS" -ne 0 ] || rm -rf "$LOGDIR"
+}
+trap cleanup EXIT
 shopt -s nullglob
 REGRESS_FILES=(test/sql/*.sql)
 SPEC_FILES=(test/specs/*.spec)

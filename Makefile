@@ -7,10 +7,16 @@ PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)
 
 MODULE_big = pg_inventory
-OBJS = src/pg_inventory.o src/plans.o src/validate.o src/auth.o \
-	src/reservation.o src/stock.o src/outbox.o src/slots.o src/worker.o
+OBJS = src/pg_inventory.o src/statement.o src/call.o src/auth.o src/validate.o \
+	src/storage_row.o src/storage_slot.o src/reservation.o src/ledger.o \
+	src/invariants.o src/outbox.o src/worker.o
 MODULEDIR = extension
-DATA = extension/pg_inventory.control $(wildcard sql/pg_inventory--*.sql)
+# sql/pg_inventory.sql is the full script of the current version, installed
+# under its versioned name; the released full script and every upgrade
+# step are installed as they are
+DATA = extension/pg_inventory.control sql/pg_inventory--0.1.sql \
+	$(wildcard sql/pg_inventory--*--*.sql)
+DATA_built = sql/pg_inventory--$(EXTVERSION).sql
 
 # The scheduler tests need a server with pg_inventory and pg_cron preloaded
 # and the databases worker_test and cron_test (make test sets that up); a
@@ -29,6 +35,9 @@ PG_CFLAGS += -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-init
 
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+sql/pg_inventory--$(EXTVERSION).sql: sql/pg_inventory.sql
+	cp $< $@
 
 .PHONY: deps test demo bench
 deps:

@@ -11,6 +11,28 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION pg_inventory UPDATE TO '0.2'" to load this file. \quit
 
+/*
+ * Amended in 0.4 (the objects this step makes are unchanged): the step
+ * refuses to run above READ COMMITTED and takes its lock before it reads,
+ * and the new view outbox_metrics gets the SELECT privileges of the table
+ * it reads (inventory.outbox).
+ */
+-- At READ COMMITTED every statement below reads a snapshot taken after the
+-- locks: a call that commits while this step waits is seen, never lost.
+-- At REPEATABLE READ the snapshot would be older than the locks.
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'pg_inventory can only be updated at READ COMMITTED'
+			USING ERRCODE = 'active_sql_transaction',
+				  HINT = 'Run ALTER EXTENSION pg_inventory UPDATE TO ''0.2'' in a transaction of its own at the default isolation level.';
+	END IF;
+END
+$$;
+
+-- the lock first, then every read
+LOCK TABLE inventory.outbox IN ACCESS EXCLUSIVE MODE;
+
 /* ---------------------------------------------------------------------
  * Leases: a relay's claim on an event runs out at claimed_until, so the
  * events of a relay that died come back to the others.
@@ -141,3 +163,37 @@ COMMENT ON COLUMN inventory.outbox_metrics.published_last_minute IS 'Events publ
 COMMENT ON COLUMN inventory.outbox_metrics.oldest_unpublished_at IS 'created_at of the oldest live unpublished event.';
 COMMENT ON COLUMN inventory.outbox_metrics.lag_seconds IS 'Age in seconds of the oldest live unpublished event (0 when none).';
 REVOKE ALL ON inventory.outbox_metrics FROM PUBLIC;
+DO $$
+DECLARE
+	dst regclass;
+	a record;
+	init aclitem[];
+BEGIN
+	FOREACH dst IN ARRAY ARRAY['inventory.outbox_metrics']::regclass[] LOOP
+		SELECT p.initprivs INTO init FROM pg_catalog.pg_init_privs p
+		 WHERE p.objoid = dst AND p.classoid = 'pg_catalog.pg_class'::regclass
+		   AND p.objsubid = 0;
+		FOR a IN SELECT x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) x
+				  WHERE c.oid = 'inventory.outbox'::regclass AND x.grantee <> c.relowner
+					 AND x.privilege_type IN ('SELECT')
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s ON %s TO %s%s', a.privilege_type, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		-- the carried grants are the DBA's, not the extension's initial
+		-- privileges, so that pg_dump writes them
+		IF init IS NULL THEN
+			DELETE FROM pg_catalog.pg_init_privs
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		ELSE
+			UPDATE pg_catalog.pg_init_privs SET initprivs = init
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		END IF;
+	END LOOP;
+END
+$$;

@@ -17,6 +17,31 @@
 -- complain if script is sourced in psql, rather than via ALTER EXTENSION
 \echo Use "ALTER EXTENSION pg_inventory UPDATE TO '0.3'" to load this file. \quit
 
+/*
+ * Amended in 0.4 (the objects this step makes are unchanged): the step
+ * refuses to run above READ COMMITTED and takes its locks before it reads,
+ * so a reservation committed while it waits is copied, not lost; and the
+ * view that replaces the table inventory.stock, and the tables sku and
+ * stock_slot that now hold its rows, get the privileges the table had.
+ */
+-- At READ COMMITTED every statement below reads a snapshot taken after the
+-- locks: a call that commits while this step waits is seen, never lost.
+-- At REPEATABLE READ the snapshot would be older than the locks.
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'pg_inventory can only be updated at READ COMMITTED'
+			USING ERRCODE = 'active_sql_transaction',
+				  HINT = 'Run ALTER EXTENSION pg_inventory UPDATE TO ''0.3'' in a transaction of its own at the default isolation level.';
+	END IF;
+END
+$$;
+
+-- every lock first, then every read
+LOCK TABLE inventory.stock, inventory.reservation, inventory.reservation_line,
+	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
+	IN ACCESS EXCLUSIVE MODE;
+
 /* ---------------------------------------------------------------------
  * The catalog of SKUs: one row per (tenant, sku), created by restock.
  * ------------------------------------------------------------------- */
@@ -82,9 +107,8 @@ ALTER TABLE inventory.stock_ledger
 	ADD CONSTRAINT stock_ledger_sku_fk FOREIGN KEY (tenant, sku)
 		REFERENCES inventory.sku (tenant, sku);
 
--- the old table leaves the extension (and its pg_dump registration), then goes
-ALTER EXTENSION pg_inventory DROP TABLE inventory.stock;
-DROP TABLE inventory.stock;
+-- the old table makes way for the view (it leaves the extension below)
+ALTER TABLE inventory.stock RENAME TO stock_0_2;
 
 /* ---------------------------------------------------------------------
  * inventory.stock: each SKU's totals, as the table showed them before.
@@ -149,6 +173,43 @@ COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
 REVOKE ALL ON inventory.sku, inventory.stock_slot, inventory.stock FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('inventory.sku', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.stock_slot', '');
+DO $$
+DECLARE
+	dst regclass;
+	a record;
+	init aclitem[];
+BEGIN
+	FOREACH dst IN ARRAY ARRAY['inventory.stock', 'inventory.sku', 'inventory.stock_slot']::regclass[] LOOP
+		SELECT p.initprivs INTO init FROM pg_catalog.pg_init_privs p
+		 WHERE p.objoid = dst AND p.classoid = 'pg_catalog.pg_class'::regclass
+		   AND p.objsubid = 0;
+		FOR a IN SELECT x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) x
+				  WHERE c.oid = 'inventory.stock_0_2'::regclass AND x.grantee <> c.relowner
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s ON %s TO %s%s', a.privilege_type, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		-- the carried grants are the DBA's, not the extension's initial
+		-- privileges, so that pg_dump writes them
+		IF init IS NULL THEN
+			DELETE FROM pg_catalog.pg_init_privs
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		ELSE
+			UPDATE pg_catalog.pg_init_privs SET initprivs = init
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		END IF;
+	END LOOP;
+END
+$$;
+
+-- the old table leaves the extension (and its pg_dump registration), then goes
+ALTER EXTENSION pg_inventory DROP TABLE inventory.stock_0_2;
+DROP TABLE inventory.stock_0_2;
 
 /* ---------------------------------------------------------------------
  * The operator's choice of slot count.

@@ -1,108 +1,251 @@
 /*-------------------------------------------------------------------------
  *
  * src/auth.c
- *		Who may call, and as whom pg_inventory writes (CONTRACT.md
- *		"Authorisation").
+ *		Tenant grants: who may act for which tenant, and grant_tenant /
+ *		revoke_tenant (README "Roles and grants").
  *
- * Pattern: SECURITY INVOKER functions with a pinned search_path (the SET
- * clause in the install script).  EXECUTE, granted per role, decides which
- * functions a role may call.  The role in effect at the call (GetUserId(),
- * so SET ROLE and an enclosing SECURITY DEFINER function are honoured) is
- * checked against inventory.tenant_member for tenant-scoped calls; then the
- * statements run as the owner of the function (the extension's owner) via
- * SetUserIdAndSecContext, as pg_cron does, because callers have no table
- * privileges: the functions are the only write path.
+ * One rule: every function that takes a tenant checks the role in effect
+ * at the call against the tenant grants; operators act for every tenant
+ * through a grant of '*'.  A role acts for a tenant when it, or a role
+ * whose privileges it has (pg_has_role(..., 'USAGE')), holds a grant of
+ * that tenant or of '*'.  Superusers act for every tenant.  Granting and
+ * revoking need the same authorisation for the tenant (for '*': a grant of
+ * '*'), so a role never gives more than it has.
+ *
+ * Grants follow roles (0.4 on).  A grant is a row of inventory.tenant_grant
+ * (tenant, member regrole) whose member also holds USAGE on the marker type
+ * inventory.tenant_grantee: that privilege makes PostgreSQL's own
+ * dependency tracking (pg_shdepend) keep the role's grants.  DROP ROLE of a
+ * granted role fails with "role ... cannot be dropped because some objects
+ * depend on it"; DROP OWNED BY the role revokes the marker, which ends its
+ * grants at once; pg_dump writes the rows with role names (regrole) and the
+ * marker as a GRANT to the role's name, and skips rows whose role no longer
+ * holds the marker.  The view inventory.tenant_member shows the live
+ * grants, and the check below reads it, so a row left behind by a dropped
+ * role never applies to anyone, and every change of grants deletes such
+ * rows before a later role could get the same OID and the marker.
+ * Schemas before 0.4 keep the grants as rows of the table
+ * inventory.tenant_member, read by the same check.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
-#include "access/htup_details.h"
-#include "catalog/pg_proc.h"
 #include "catalog/pg_type.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
-#include "utils/syscache.h"
 
 #include "pg_inventory.h"
-#include "plans.h"
+#include "statement.h"
+
+PG_FUNCTION_INFO_V1(inventory_grant_tenant);
+PG_FUNCTION_INFO_V1(inventory_revoke_tenant);
+
+/* $1 tenant, $2 role in effect: the live grants (a view from 0.4 on) */
+static InventoryStatement granted = {
+	"check tenant grant",
+	"SELECT 1 FROM inventory.tenant_member m "
+	"WHERE m.tenant IN ($1, '*') "
+	"AND pg_has_role($2, m.member::oid, 'USAGE') LIMIT 1",
+	2, {TEXTOID, OIDOID}
+};
 
 /*
- * CallCache
- *		The per-call-site cache (fn_extra) of the called function: its owner,
- *		looked up once.
- */
-static InventoryFnCache *
-CallCache(FunctionCallInfo fcinfo)
-{
-	InventoryFnCache *cache = (InventoryFnCache *) fcinfo->flinfo->fn_extra;
-
-	if (cache == NULL)
-	{
-		HeapTuple	tup;
-
-		tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
-		if (!HeapTupleIsValid(tup))
-			elog(ERROR, "cache lookup failed for function %u",
-				 fcinfo->flinfo->fn_oid);
-		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
-									   sizeof(InventoryFnCache));
-		cache->owner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
-		ReleaseSysCache(tup);
-		fcinfo->flinfo->fn_extra = cache;
-	}
-	return cache;
-}
-
-/*
- * InventoryBeginCall
- *		Connects to SPI, switches to the function owner and, when tenant is
- *		not NULL, authorises the role in effect for that tenant: superusers
- *		act for every tenant; other roles need a grant of the tenant or of
- *		'*' to themselves or to a role whose privileges they have
- *		(pg_has_role USAGE).
- *
- * Errors: 42501 when the role has no grant for the tenant.
+ * InventoryAuthorise
+ *		Raises 42501 unless the caller of call may act for tenant (a tenant
+ *		name, or '*' for grants of every tenant): it is a superuser, or it
+ *		has the privileges of a role granted the tenant or '*'.  Runs as the
+ *		owner, inside the call.
  */
 void
-InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
-				   const char *tenant)
+InventoryAuthorise(InventoryCall *call, const char *tenant)
 {
-	Oid			owner = CallCache(fcinfo)->owner;
+	Datum		values[2];
 
-	call->caller = GetUserId();
-	call->actor = GetUserNameFromId(call->caller, false);
-	call->outer_cxt = CurrentMemoryContext;
-	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	if (superuser_arg(call->caller))
+		return;
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = ObjectIdGetDatum(call->caller);
+	if (InventoryRunReadOnly(&granted, values, NULL) == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" may not act for tenant \"%s\"",
+						call->actor, tenant),
+				 strcmp(tenant, "*") == 0 ?
+				 errdetail("Only a role with a grant of \"*\" (or a superuser) acts for every tenant.") :
+				 errdetail("The role has no grant of the tenant nor of \"*\"."),
+				 errhint("A role authorised for it grants it with inventory.grant_tenant('%s', '%s').",
+						 tenant, call->actor)));
+}
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "pg_inventory: SPI_connect failed");
-	SetUserIdAndSecContext(owner, call->save_sec_context |
-						   SECURITY_LOCAL_USERID_CHANGE);
+/* Runs one utility statement (DDL) of a grant change. */
+static void
+RunUtility(const char *sql)
+{
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "pg_inventory: \"%s\" failed", sql);
+}
 
-	if (tenant != NULL && !superuser_arg(call->caller))
+/* $1 role: whether it holds the marker of live grants */
+static InventoryStatement holds_marker = {
+	"check grant marker",
+	"SELECT 1 FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a "
+	"WHERE t.oid = 'inventory.tenant_grantee'::pg_catalog.regtype AND a.grantee = $1",
+	1, {OIDOID}
+};
+
+/*
+ * The rows of roles without the marker: left behind by DROP OWNED BY (and
+ * then by DROP ROLE, as a bare OID that a later role could get)
+ */
+static InventoryStatement forget_stale = {
+	"delete stale tenant grants",
+	"DELETE FROM inventory.tenant_grant g WHERE g.member::oid NOT IN ("
+	"SELECT a.grantee FROM pg_catalog.pg_type t, pg_catalog.aclexplode(t.typacl) a "
+	"WHERE t.oid = 'inventory.tenant_grantee'::pg_catalog.regtype)",
+	0, {InvalidOid}
+};
+
+/* $1 tenant, $2 role */
+static InventoryStatement insert_grant = {
+	"insert tenant grant",
+	"INSERT INTO inventory.tenant_grant (tenant, member) VALUES ($1, $2) "
+	"ON CONFLICT (tenant, member) DO NOTHING RETURNING 1",
+	2, {TEXTOID, REGROLEOID}
+};
+
+static InventoryStatement delete_grant = {
+	"delete tenant grant",
+	"DELETE FROM inventory.tenant_grant g WHERE g.tenant = $1 "
+	"AND g.member = $2 RETURNING 1",
+	2, {TEXTOID, REGROLEOID}
+};
+
+/* $1 role: whether it has grants left */
+static InventoryStatement has_grants = {
+	"find tenant grants of a role",
+	"SELECT 1 FROM inventory.tenant_grant g WHERE g.member = $1 LIMIT 1",
+	1, {REGROLEOID}
+};
+
+/*
+ * ChangeGrant
+ *		0.4 on: adds the grant (tenant, member), giving member the marker
+ *		with its first grant, or removes it, taking the marker back with
+ *		its last.  Returns whether a live grant was added or removed.
+ *		Changes of grants wait for each other (the lock conflicts with
+ *		itself); business calls, which only read the grants, never wait.
+ */
+static bool
+ChangeGrant(const char *tenant, Oid member, bool grant)
+{
+	const char *role = quote_identifier(GetUserNameFromId(member, false));
+	Datum		values[2];
+	bool		marked;
+	bool		changed;
+
+	RunUtility("LOCK TABLE inventory.tenant_grant IN SHARE ROW EXCLUSIVE MODE");
+	InventoryRun(&forget_stale, NULL, NULL, SPI_OK_DELETE);
+	values[0] = ObjectIdGetDatum(member);
+	marked = InventoryRun(&holds_marker, values, NULL, SPI_OK_SELECT) > 0;
+	if (!grant && !marked)
+		return false;
+	if (grant && !marked)
+		RunUtility(psprintf("GRANT USAGE ON TYPE inventory.tenant_grantee TO %s",
+							role));
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = ObjectIdGetDatum(member);
+	changed = InventoryRun(grant ? &insert_grant : &delete_grant, values, NULL,
+						   grant ? SPI_OK_INSERT_RETURNING :
+						   SPI_OK_DELETE_RETURNING) > 0;
+	if (!grant && InventoryRun(&has_grants, values + 1, NULL, SPI_OK_SELECT) == 0)
+		RunUtility(psprintf("REVOKE USAGE ON TYPE inventory.tenant_grantee FROM %s",
+							role));
+	return changed;
+}
+
+/* Before 0.4: $1 tenant, $2 role */
+static InventoryStatement grant_row = {
+	"insert tenant grant",
+	"INSERT INTO inventory.tenant_member (tenant, member) VALUES ($1, $2) "
+	"ON CONFLICT (tenant, member) DO NOTHING RETURNING 1",
+	2, {TEXTOID, REGROLEOID}
+};
+
+static InventoryStatement revoke_row = {
+	"delete tenant grant",
+	"DELETE FROM inventory.tenant_member m WHERE m.tenant = $1 "
+	"AND m.member = $2 RETURNING 1",
+	2, {TEXTOID, REGROLEOID}
+};
+
+/*
+ * GrantChange
+ *		The work of grant_tenant and revoke_tenant: tenant within the name
+ *		limits or '*' (canonical when granting), member a role (not NULL,
+ *		not PUBLIC); the caller must be authorised for the tenant.  Returns
+ *		whether a grant was added or removed.  Errors: 22023, 42501.
+ */
+static Datum
+GrantChange(FunctionCallInfo fcinfo, bool grant)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant",
+										  NAME_WILDCARD | (grant ? NAME_CANONICAL : 0));
+	InventoryCall call;
+	Oid			member;
+	bool		changed;
+
+	InventoryRequireArg(fcinfo, 1, "member");
+	member = PG_GETARG_OID(1);
+	if (!OidIsValid(member))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("member must be a role")));
+
+	InventoryBeginCall(fcinfo, &call, tenant);
+	if (call.marked_grants)
+		changed = ChangeGrant(tenant, member, grant);
+	else
 	{
 		Datum		values[2];
 
 		values[0] = CStringGetTextDatum(tenant);
-		values[1] = ObjectIdGetDatum(call->caller);
-		if (InventoryExec(PLAN_AUTH_TENANT, values, NULL, true,
-						  SPI_OK_SELECT) == 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("role \"%s\" may not act for tenant \"%s\"",
-							call->actor, tenant),
-					 errhint("An operator grants it with inventory.grant_tenant('%s', '%s').",
-							 tenant, call->actor)));
+		values[1] = ObjectIdGetDatum(member);
+		changed = InventoryRun(grant ? &grant_row : &revoke_row, values, NULL,
+							   grant ? SPI_OK_INSERT_RETURNING :
+							   SPI_OK_DELETE_RETURNING) > 0;
 	}
+	InventoryEndCall(&call);
+	PG_RETURN_BOOL(changed);
 }
 
-/* Switches back to the caller's role and disconnects from SPI. */
-void
-InventoryEndCall(InventoryCall *call)
+/*
+ * inventory_grant_tenant
+ *		grant_tenant(tenant text, member regrole) RETURNS boolean
+ *
+ * Lets member (and roles with its privileges) act for tenant; '*' means
+ * every tenant.  The caller must itself be authorised for tenant (for '*':
+ * hold a grant of '*'), or be a superuser.  Returns false when the grant
+ * existed.  Errors: 22023, 42501.
+ */
+Datum
+inventory_grant_tenant(PG_FUNCTION_ARGS)
 {
-	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
-	if (SPI_finish() != SPI_OK_FINISH)
-		elog(ERROR, "pg_inventory: SPI_finish failed");
+	return GrantChange(fcinfo, true);
 }
+
+/*
+ * inventory_revoke_tenant
+ *		revoke_tenant(tenant text, member regrole) RETURNS boolean
+ *
+ * Removes exactly the grant (tenant, member); revoking '*' removes the
+ * wildcard only.  The caller must be authorised for tenant as for
+ * grant_tenant.  Returns false for an unknown grant.  Errors: 22023, 42501.
+ */
+Datum
+inventory_revoke_tenant(PG_FUNCTION_ARGS)
+{
+	return GrantChange(fcinfo, false);
+}
+

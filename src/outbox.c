@@ -11,7 +11,10 @@
  * ack; a relay that dies loses its lease when it runs out, and another relay
  * publishes the events again: delivery is at least once, never at most
  * once.  Events of one reservation are leased one at a time, in id order
- * (see PLAN_RELAY_CLAIM).  These functions touch only outbox rows, never
+ * (see claim_events).  Leases are owned: marking an event published or
+ * failed, or releasing it, acts only on events whose lease the named relay
+ * still holds (claimed_by); an event another relay has claimed since is
+ * left alone and not counted.  These functions touch only outbox rows, never
  * reservation or stock rows, so they take no part in the lock order of
  * pg_inventory.h.
  *
@@ -27,7 +30,7 @@
 #include "utils/timestamp.h"
 
 #include "pg_inventory.h"
-#include "plans.h"
+#include "statement.h"
 
 PG_FUNCTION_INFO_V1(inventory_relay_claim);
 PG_FUNCTION_INFO_V1(inventory_relay_mark_published);
@@ -91,21 +94,110 @@ IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int32 min,
 
 /*
  * RunPlan
- *		Runs a saved plan with values as the function owner and returns
- *		its row count.
+ *		Runs stmt with values as the function owner and returns its row
+ *		count.
  */
 static int32
-RunPlan(FunctionCallInfo fcinfo, InventoryPlanId plan, Datum *values,
+RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 		const char *nulls, int expected_rc)
 {
 	InventoryCall call;
 	uint64		n;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
-	n = InventoryExec(plan, values, nulls, false, expected_rc);
+	n = InventoryRun(stmt, values, nulls, expected_rc);
 	InventoryEndCall(&call);
 	return (int32) n;
 }
+
+/*
+ * Leases up to $2 publishable events to relay $1 until $3 + $4: committed,
+ * unpublished, live, due for an attempt, not leased by a live claim, and
+ * the first unpublished event of their reservation (events of one
+ * reservation go out in order; a later one waits while an earlier one
+ * backs off or is dead-lettered).  SKIP LOCKED: relays never wait for each
+ * other.  $3 clock.
+ */
+static InventoryStatement claim_events = {
+	"claim outbox events",
+	"WITH c AS (SELECT o.id FROM inventory.outbox o "
+	"WHERE o.published_at IS NULL AND o.dead_at IS NULL "
+	"AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3) "
+	"AND (o.claimed_until IS NULL OR o.claimed_until <= $3) "
+	"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p "
+	"WHERE p.reservation_id = o.reservation_id AND p.id < o.id "
+	"AND p.published_at IS NULL)) "
+	"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), "
+	"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 "
+	"FROM c WHERE o.id = c.id "
+	"RETURNING o.id, o.event_id, o.event_type, o.tenant::text, o.reservation_id, "
+	"o.payload, o.attempts) "
+	"SELECT * FROM u ORDER BY u.id",
+	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
+};
+
+/* $1 relay, $2 ids, $3 clock: only events relay $1 claimed last */
+static InventoryStatement mark_published = {
+	"mark events published",
+	"UPDATE inventory.outbox o SET published_at = $3, claimed_until = NULL "
+	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.published_at IS NULL",
+	3, {TEXTOID, INT8ARRAYOID, TIMESTAMPTZOID}
+};
+
+/*
+ * One failed attempt of each event $2 that relay $1 claimed last (error
+ * $3): the next attempt after $6 * 2^attempts (at most $7) with jitter
+ * (x 0.5 to 1), or, at the $4th failure, dead-lettered.  $5 clock.
+ */
+static InventoryStatement mark_failed = {
+	"mark events failed",
+	"UPDATE inventory.outbox o SET attempts = o.attempts + 1, last_error = $3, "
+	"claimed_until = NULL, "
+	"next_attempt_at = CASE WHEN o.attempts + 1 >= $4 THEN NULL "
+	"ELSE $5 + least($6 * power(2, o.attempts), $7) * (0.5 + random() / 2) END, "
+	"dead_at = CASE WHEN o.attempts + 1 >= $4 THEN $5 END "
+	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 "
+	"AND o.published_at IS NULL AND o.dead_at IS NULL",
+	7, {TEXTOID, INT8ARRAYOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID,
+	INTERVALOID}
+};
+
+/* gives back the leases of relay $1 on $2 */
+static InventoryStatement release_events = {
+	"release outbox leases",
+	"UPDATE inventory.outbox o SET claimed_until = NULL "
+	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.published_at IS NULL "
+	"AND o.claimed_until IS NOT NULL",
+	2, {TEXTOID, INT8ARRAYOID}
+};
+
+/* $1 ids, or NULL for every dead letter */
+static InventoryStatement requeue_dead = {
+	"requeue dead letters",
+	"UPDATE inventory.outbox o SET dead_at = NULL, attempts = 0, "
+	"next_attempt_at = NULL, claimed_until = NULL "
+	"WHERE o.dead_at IS NOT NULL AND o.published_at IS NULL "
+	"AND ($1 IS NULL OR o.id = ANY ($1))",
+	1, {INT8ARRAYOID}
+};
+
+/* deletes the dead letters $1 */
+static InventoryStatement discard_dead = {
+	"discard dead letters",
+	"DELETE FROM inventory.outbox o WHERE o.dead_at IS NOT NULL "
+	"AND o.published_at IS NULL AND o.id = ANY ($1)",
+	1, {INT8ARRAYOID}
+};
+
+/* deletes up to $3 events published before $1 - $2, oldest first */
+static InventoryStatement purge_events = {
+	"purge published events",
+	"WITH p AS MATERIALIZED (SELECT p.id FROM inventory.outbox p "
+	"WHERE p.published_at < $1 - $2 "
+	"ORDER BY p.published_at LIMIT $3 FOR UPDATE SKIP LOCKED) "
+	"DELETE FROM inventory.outbox o USING p WHERE o.id = p.id",
+	3, {TIMESTAMPTZOID, INTERVALOID, INT4OID}
+};
 
 /*
  * inventory_relay_claim
@@ -122,7 +214,7 @@ RunPlan(FunctionCallInfo fcinfo, InventoryPlanId plan, Datum *values,
 Datum
 inventory_relay_claim(PG_FUNCTION_ARGS)
 {
-	char	   *relay = InventoryNameArg(fcinfo, 0, "relay", true);
+	char	   *relay = InventoryNameArg(fcinfo, 0, "relay", NAME_WILDCARD);
 	int32		batch = IntArg(fcinfo, 1, "batch_size", 1, 10000);
 	Interval   *lease = IntervalArg(fcinfo, 2, "lease", "0", false, "1 hour");
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -137,7 +229,7 @@ inventory_relay_claim(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(batch);
 	values[2] = TimestampTzGetDatum(InventoryNow());
 	values[3] = IntervalPGetDatum(lease);
-	n = InventoryExec(PLAN_RELAY_CLAIM, values, NULL, false, SPI_OK_SELECT);
+	n = InventoryRun(&claim_events, values, NULL, SPI_OK_SELECT);
 	for (i = 0; i < n; i++)
 	{
 		Datum		row[7];
@@ -145,8 +237,7 @@ inventory_relay_claim(PG_FUNCTION_ARGS)
 		int			col;
 
 		for (col = 0; col < 7; col++)
-			row[col] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-									 col + 1, &nulls[col]);
+			row[col] = InventoryResultDatum(i, col + 1, &nulls[col]);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, row, nulls);
 	}
 	InventoryEndCall(&call);
@@ -158,20 +249,22 @@ inventory_relay_claim(PG_FUNCTION_ARGS)
  *		relay_mark_published(relay text, ids bigint[]) RETURNS integer
  *
  * Marks the events ids published; call it only after the broker confirmed
- * every one of them.  Returns how many were unpublished until now (an event
- * published meanwhile by another relay, after a lease ran out, is not
- * counted).  Errors: 22023.
+ * every one of them.  Acts only on events whose lease relay still holds
+ * (it claimed them last): an event another relay claimed since, after this
+ * relay's lease ran out, is left to that relay.  Returns how many it
+ * marked.  Errors: 22023.
  */
 Datum
 inventory_relay_mark_published(PG_FUNCTION_ARGS)
 {
-	Datum		values[2];
+	Datum		values[3];
 
-	(void) InventoryNameArg(fcinfo, 0, "relay", true);
+	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay",
+													 NAME_WILDCARD));
 	InventoryRequireArg(fcinfo, 1, "ids");
-	values[0] = PG_GETARG_DATUM(1);
-	values[1] = TimestampTzGetDatum(InventoryNow());
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_PUBLISHED, values, NULL,
+	values[1] = PG_GETARG_DATUM(1);
+	values[2] = TimestampTzGetDatum(InventoryNow());
+	PG_RETURN_INT32(RunPlan(fcinfo, &mark_published, values, NULL,
 							SPI_OK_UPDATE));
 }
 
@@ -187,31 +280,33 @@ inventory_relay_mark_published(PG_FUNCTION_ARGS)
  * 1000 characters), and the next attempt after backoff * 2^(attempts
  * before) capped at max_backoff, times a random factor from 0.5 to 1
  * (jitter); at the max_attempts-th failure the event is dead-lettered
- * instead (dead_at set; requeue_dead_letters brings it back).  Returns how
- * many events it recorded.  Errors: 22023.
+ * instead (dead_at set; requeue_dead_letters brings it back).  Acts only
+ * on events whose lease relay still holds.  Returns how many events it
+ * recorded.  Errors: 22023.
  */
 Datum
 inventory_relay_mark_failed(PG_FUNCTION_ARGS)
 {
-	Datum		values[6];
+	Datum		values[7];
 	text	   *error;
 	int			len;
 
-	(void) InventoryNameArg(fcinfo, 0, "relay", true);
+	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay",
+													 NAME_WILDCARD));
 	InventoryRequireArg(fcinfo, 1, "ids");
 	InventoryRequireArg(fcinfo, 2, "error");
 	error = PG_GETARG_TEXT_PP(2);
 	len = pg_mbcharcliplen(VARDATA_ANY(error), VARSIZE_ANY_EXHDR(error),
 						   INVENTORY_ERROR_MAX_CHARS);
-	values[0] = PG_GETARG_DATUM(1);
-	values[1] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(error), len));
-	values[2] = Int32GetDatum(IntArg(fcinfo, 3, "max_attempts", 1, 1000));
-	values[3] = TimestampTzGetDatum(InventoryNow());
-	values[4] = IntervalPGetDatum(IntervalArg(fcinfo, 4, "backoff", "0", false,
+	values[1] = PG_GETARG_DATUM(1);
+	values[2] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(error), len));
+	values[3] = Int32GetDatum(IntArg(fcinfo, 3, "max_attempts", 1, 1000));
+	values[4] = TimestampTzGetDatum(InventoryNow());
+	values[5] = IntervalPGetDatum(IntervalArg(fcinfo, 4, "backoff", "0", false,
 											  "1 day"));
-	values[5] = IntervalPGetDatum(IntervalArg(fcinfo, 5, "max_backoff", "0",
+	values[6] = IntervalPGetDatum(IntervalArg(fcinfo, 5, "max_backoff", "0",
 											  false, "7 days"));
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_FAILED, values, NULL,
+	PG_RETURN_INT32(RunPlan(fcinfo, &mark_failed, values, NULL,
 							SPI_OK_UPDATE));
 }
 
@@ -229,10 +324,10 @@ inventory_relay_release(PG_FUNCTION_ARGS)
 {
 	Datum		values[2];
 
-	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay", true));
+	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay", NAME_WILDCARD));
 	InventoryRequireArg(fcinfo, 1, "ids");
 	values[1] = PG_GETARG_DATUM(1);
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_RELAY_RELEASE, values, NULL,
+	PG_RETURN_INT32(RunPlan(fcinfo, &release_events, values, NULL,
 							SPI_OK_UPDATE));
 }
 
@@ -254,7 +349,7 @@ inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 		nulls[0] = 'n';
 	else
 		values[0] = PG_GETARG_DATUM(0);
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_DEAD_REQUEUE, values, nulls,
+	PG_RETURN_INT32(RunPlan(fcinfo, &requeue_dead, values, nulls,
 							SPI_OK_UPDATE));
 }
 
@@ -273,7 +368,7 @@ inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 
 	InventoryRequireArg(fcinfo, 0, "ids");
 	values[0] = PG_GETARG_DATUM(0);
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_DEAD_DISCARD, values, NULL,
+	PG_RETURN_INT32(RunPlan(fcinfo, &discard_dead, values, NULL,
 							SPI_OK_DELETE));
 }
 
@@ -297,6 +392,6 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 	values[1] = IntervalPGetDatum(IntervalArg(fcinfo, 0, "older_than", "0",
 											  true, "10 years"));
 	values[2] = Int32GetDatum(IntArg(fcinfo, 1, "max_rows", 1, 1000000));
-	PG_RETURN_INT32(RunPlan(fcinfo, PLAN_OUTBOX_PURGE, values, NULL,
+	PG_RETURN_INT32(RunPlan(fcinfo, &purge_events, values, NULL,
 							SPI_OK_DELETE));
 }

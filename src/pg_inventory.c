@@ -4,7 +4,7 @@
  *		Module entry: settings (GUCs), the clock, and the expiry worker's
  *		registration.
  *
- * The clock (CONTRACT.md "Time") is the server's clock at the moment of
+ * The clock (README "Time") is the server's clock at the moment of
  * the check, GetCurrentTimestamp(), not the transaction start.  The
  * superuser-only setting pg_inventory.frozen_now pins it for tests.
  *
@@ -32,7 +32,8 @@ static TimestampTz frozen_now_value = 0;
 char	   *inventory_worker_database = NULL;
 int			inventory_worker_interval_ms = 1000;
 int			inventory_worker_batch_size = 1000;
-int			inventory_test_pause_lock = 0;
+static int	inventory_test_pause_lock = 0;
+static char *inventory_test_fault = NULL;
 int			inventory_outbox_retention_s = 7 * 24 * 3600;
 
 /*
@@ -122,6 +123,64 @@ InventoryTestPause(void)
 						Int64GetDatum((int64) inventory_test_pause_lock));
 }
 
+/*
+ * InventoryFaultPoint
+ *		The fault-injection point named step: with pg_inventory.test_fault
+ *		set to "step" or "step:CODE", raises an error there.  CODE is a
+ *		SQLSTATE (default XX000) or "cancel", which raises PostgreSQL's own
+ *		query cancel (57014) the way a pg_cancel_backend() does.  The steps
+ *		are "begin" (the caller checked, running as the owner), "slot_take"
+ *		(inside the internal subtransaction of the slot fast path), "hold",
+ *		"records", "ledger", "expire" and "end" (before switching back).
+ *		Tests use it to prove that an error at any step, caught or not,
+ *		leaves the caller's role and transaction as they were.  Does nothing
+ *		when the setting is empty.
+ */
+void
+InventoryFaultPoint(const char *step)
+{
+	size_t		len;
+	const char *code;
+
+	if (inventory_test_fault == NULL || inventory_test_fault[0] == '\0')
+		return;
+	len = strlen(step);
+	if (strncmp(inventory_test_fault, step, len) != 0 ||
+		(inventory_test_fault[len] != '\0' && inventory_test_fault[len] != ':'))
+		return;
+	code = inventory_test_fault[len] == ':' ? inventory_test_fault + len + 1 : "XX000";
+	if (strcmp(code, "cancel") == 0)
+	{
+		QueryCancelPending = true;
+		InterruptPending = true;
+		CHECK_FOR_INTERRUPTS();
+	}
+	ereport(ERROR,
+			(errcode(strlen(code) == 5 ?
+					 MAKE_SQLSTATE(code[0], code[1], code[2], code[3], code[4]) :
+					 ERRCODE_INTERNAL_ERROR),
+			 errmsg("pg_inventory fault injected at step \"%s\"", step)));
+}
+
+/* Accepts "", "step" or "step:CODE" with CODE a SQLSTATE or "cancel". */
+static bool
+check_test_fault(char **newval, void **extra, GucSource source)
+{
+	const char *colon;
+
+	if (*newval == NULL || (*newval)[0] == '\0')
+		return true;
+	colon = strchr(*newval, ':');
+	if (colon != NULL && strcmp(colon + 1, "cancel") != 0 &&
+		(strlen(colon + 1) != 5 ||
+		 strspn(colon + 1, "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ") != 5))
+	{
+		GUC_check_errdetail("pg_inventory.test_fault must be STEP or STEP:CODE, CODE a five-character SQLSTATE or \"cancel\".");
+		return false;
+	}
+	return true;
+}
+
 void
 _PG_init(void)
 {
@@ -168,7 +227,7 @@ _PG_init(void)
 							"How long the worker keeps published outbox events.",
 							"The worker deletes events published longer ago (version 0.2 on).",
 							&inventory_outbox_retention_s,
-							7 * 24 * 3600, 0, INT_MAX,
+							7 * 24 * 3600, 0, PG_INT32_MAX,
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
@@ -179,10 +238,21 @@ _PG_init(void)
 							"stock rows, so a test holding the lock can crash or "
 							"cancel the call there. Only superusers can set it.",
 							&inventory_test_pause_lock,
-							0, 0, INT_MAX,
+							0, 0, PG_INT32_MAX,
 							PGC_SUSET,
 							0,
 							NULL, NULL, NULL);
+	DefineCustomStringVariable("pg_inventory.test_fault",
+							   "Fault-injection point (tests only).",
+							   "STEP or STEP:CODE: every call that reaches the named "
+							   "step raises an error with SQLSTATE CODE (XX000 when "
+							   "omitted; \"cancel\" raises a real query cancel). Only "
+							   "superusers can set it.",
+							   &inventory_test_fault,
+							   "",
+							   PGC_SUSET,
+							   0,
+							   check_test_fault, NULL, NULL);
 	MarkGUCPrefixReserved("pg_inventory");
 
 	if (process_shared_preload_libraries_in_progress &&

@@ -3,14 +3,21 @@
  * src/pg_inventory.h
  *		Declarations shared by the C files of the pg_inventory extension.
  *
- * Lock order (CONTRACT.md "Locking order"), followed by every function:
+ * Lock order (README "Locking"), followed by every function:
  *	1. reservation rows (one per call; expire_due takes a batch with
  *	   SKIP LOCKED and so never waits on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
- *	   strcmp in C); with slotted stock (0.3), within one SKU either one
+ *	   strcmp in C); with slotted stock (0.3 on), within one SKU either one
  *	   slot taken with SKIP LOCKED or all its slots in slot order.
  * Nobody waits for a reservation row while holding a stock row, so no two
  * calls deadlock.
+ *
+ * Files: pg_inventory.c (module, settings, clock, fault points), call.c (the
+ * call context: caller, user switch, subtransactions), auth.c (tenant
+ * grants), validate.c (arguments), statement.c (the executor), storage.h
+ * with storage_row.c and storage_slot.c (the counters), reservation.c,
+ * ledger.c, invariants.c, outbox.c (the SQL functions), worker.c (the
+ * expiry worker).
  *
  *-------------------------------------------------------------------------
  */
@@ -19,17 +26,17 @@
 
 #include "postgres.h"
 
-#include "executor/spi.h"
-#include "fmgr.h"
 #include "access/tupdesc.h"
+#include "fmgr.h"
 #include "utils/jsonb.h"
 #include "utils/timestamp.h"
 
-/* Limits of CONTRACT.md "Limits" */
+/* Limits (README "SQL API"): characters, units, lines */
 #define INVENTORY_NAME_MAX_CHARS	64
 #define INVENTORY_KEY_MAX_CHARS		200
 #define INVENTORY_REASON_MAX_CHARS	1000
 #define INVENTORY_LINES_MAX			100
+#define INVENTORY_TTL_MAX_USECS		(7 * USECS_PER_DAY)
 
 /* One SKU of a reservation: quantity in units (summed over request lines) */
 typedef struct InventoryLine
@@ -46,24 +53,7 @@ typedef struct InventoryLines
 	InventoryLine *items;
 } InventoryLines;
 
-/* What a call site (fn_extra) keeps between calls */
-typedef struct InventoryFnCache
-{
-	Oid			owner;			/* owner of the function: the writer */
-	TupleDesc	outcome;		/* blessed inventory.outcome, or NULL */
-} InventoryFnCache;
-
-/* State of one SQL-callable invocation: who called, and as whom we write */
-typedef struct InventoryCall
-{
-	Oid			caller;			/* role in effect at the call */
-	char	   *actor;			/* its name, for logs */
-	Oid			save_userid;
-	int			save_sec_context;
-	MemoryContext outer_cxt;	/* context of the caller, for the result */
-} InventoryCall;
-
-/* The counters of a stock slot (0.3), in the order of the columns */
+/* The counters of a SKU (or a slot), in the order of the table columns */
 typedef enum InventoryCounter
 {
 	COUNTER_NONE = -1,
@@ -72,48 +62,72 @@ typedef enum InventoryCounter
 	COUNTER_CONSUMED = 2
 } InventoryCounter;
 
-/* A change of the counters of one slot, in units */
-typedef struct InventorySlotChange
-{
-	char	   *tenant;
-	char	   *sku;
-	int32		slot;
-	int64		delta[3];		/* by InventoryCounter */
-} InventorySlotChange;
+#define INVENTORY_COUNTERS 3
 
-typedef struct InventorySlotChanges
-{
-	int			count;
-	int			capacity;
-	InventorySlotChange *items;
-} InventorySlotChanges;
+struct InventoryStorage;
 
-typedef enum InventorySlotMoveResult
+/*
+ * The context of one SQL-callable invocation: who called, for which tenant,
+ * as whom the statements run, and against which schema generation.  Made by
+ * InventoryBeginCall, ended by InventoryEndCall (or by the error).
+ */
+typedef struct InventoryCall
 {
-	SLOT_MOVE_DONE,
-	SLOT_MOVE_SHORT,
-	SLOT_MOVE_UNKNOWN
-} InventorySlotMoveResult;
+	FunctionCallInfo fcinfo;
+	const char *tenant;			/* NULL: the call names no tenant */
+	Oid			caller;			/* role in effect at the call */
+	char	   *actor;			/* its name, for the logs */
+	const struct InventoryStorage *storage; /* the counters' layout */
+	bool		marked_grants;	/* 0.4 on: grants carry a role marker */
+	MemoryContext outer_cxt;	/* the caller's context, for the result */
+	Oid			save_userid;
+	int			save_sec_context;
+} InventoryCall;
 
 /* pg_inventory.c */
 extern TimestampTz InventoryNow(void);
 extern char *inventory_worker_database;
 extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
-extern int	inventory_test_pause_lock;
 extern int	inventory_outbox_retention_s;
 extern void InventoryTestPause(void);
+extern void InventoryFaultPoint(const char *step);
+
+/* What a call site keeps between calls (fn_extra) */
+typedef struct InventoryFnCache
+{
+	Oid			owner;			/* owner of the function: the writer */
+	TupleDesc	result;			/* blessed result descriptor, or NULL */
+} InventoryFnCache;
+
+/* call.c */
+extern InventoryFnCache *InventoryCallCache(FunctionCallInfo fcinfo);
+extern void InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
+							   const char *tenant);
+extern void InventoryEndCall(InventoryCall *call);
+extern bool InventorySubtransaction(bool (*work) (void *arg), void *arg);
+extern bool InventoryTrySubtransaction(void (*work) (void *arg), void *arg,
+									   bool (*skip) (ErrorData *edata),
+									   ErrorData **skipped);
+
+/* auth.c */
+extern void InventoryAuthorise(InventoryCall *call, const char *tenant);
 
 /* validate.c */
+#define NAME_WILDCARD	0x01	/* "*" allowed (grants) */
+#define NAME_CANONICAL	0x02	/* NFC, no white space at either end */
 extern char *InventoryNameArg(FunctionCallInfo fcinfo, int argno,
-							  const char *argname, bool allow_wildcard);
+							  const char *argname, int flags);
 extern char *InventoryKeyArg(FunctionCallInfo fcinfo, int argno,
-							 const char *argname);
+							 const char *argname, int flags);
 extern char *InventoryReasonArg(FunctionCallInfo fcinfo, int argno,
 								const char *argname, bool required);
 extern void InventoryRequireArg(FunctionCallInfo fcinfo, int argno,
 								const char *argname);
-extern Interval *InventoryTtlArg(FunctionCallInfo fcinfo, int argno);
+extern int32 InventoryQuantityArg(FunctionCallInfo fcinfo, int argno,
+								  const char *hint);
+extern int64 InventoryTtlArg(FunctionCallInfo fcinfo, int argno);
+extern TimestampTz InventoryExpiry(TimestampTz now, int64 ttl_usecs);
 extern void InventoryParseLines(Jsonb *jb, InventoryLines *lines);
 extern void InventoryOneLine(const char *sku, int32 quantity,
 							 InventoryLines *lines);
@@ -122,33 +136,14 @@ extern bool InventoryLinesEqual(const InventoryLines *a,
 extern char *InventoryLinesText(const InventoryLines *lines);
 extern Datum InventorySkuArray(const InventoryLines *lines);
 extern Datum InventoryQuantityArray(const InventoryLines *lines, Oid elemtype);
+extern Datum InventoryTextArray(const char *const *items, int n);
+extern Datum InventoryInt8Array(const int64 *items, int n);
 
-/* auth.c */
-extern void InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
-							   const char *tenant);
-extern void InventoryEndCall(InventoryCall *call);
-
-/* slots.c */
-extern bool InventorySlotted(void);
-extern InventorySlotMoveResult InventorySlotMove(const char *tenant,
-												 const char *sku, int64 qty,
-												 InventoryCounter from,
-												 InventoryCounter to,
-												 bool rebalance,
-												 TimestampTz now,
-												 InventorySlotChanges *done);
-extern void InventorySlotUndo(const InventorySlotChanges *changes,
-							  TimestampTz now);
-extern void InventorySlotMoveBatch(int n, const char *const *tenants,
-								   const char *const *skus, const int64 *qty,
-								   InventoryCounter from, InventoryCounter to,
-								   TimestampTz now);
-extern int	InventorySlotLockSku(const char *tenant, const char *sku,
-								 int64 *totals, void **state);
-extern void InventorySlotSetAvailable(void *state, int nrows, int nkeep,
-									  int64 new_total, TimestampTz now);
-extern void InventorySlotGather(void *state, int nrows, int keep,
-								TimestampTz now);
+/* errors raised in more than one file */
+extern void InventoryUnknownSku(const char *tenant, const char *sku,
+								const char *hint) pg_attribute_noreturn();
+extern void InventoryKeyReused(const char *key, const char *detail,
+							   const char *hint) pg_attribute_noreturn();
 
 /* worker.c */
 extern void InventoryRegisterWorker(void);

@@ -2,7 +2,8 @@
  *
  * src/reservation.c
  *		The reservation functions: reserve, reserve_lines, confirm, cancel,
- *		compensate, lookup and expire_due (CONTRACT.md "Functions").
+ *		compensate, lookup and expire_due, and the table of transitions they
+ *		follow (README "Concepts", "SQL API").
  *
  * Every transition checks the old state and applies the new one under the
  * reservation's row lock, with a guarded UPDATE (WHERE state = old AND
@@ -20,12 +21,9 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/jsonb.h"
-#include "utils/lsyscache.h"
-#include "utils/timestamp.h"
 
-#include "inventory_errcodes.h"
 #include "pg_inventory.h"
-#include "plans.h"
+#include "storage.h"
 
 PG_FUNCTION_INFO_V1(inventory_reserve);
 PG_FUNCTION_INFO_V1(inventory_reserve_lines);
@@ -34,6 +32,51 @@ PG_FUNCTION_INFO_V1(inventory_cancel);
 PG_FUNCTION_INFO_V1(inventory_compensate);
 PG_FUNCTION_INFO_V1(inventory_lookup);
 PG_FUNCTION_INFO_V1(inventory_expire_due);
+PG_FUNCTION_INFO_V1(inventory_transition_rules);
+
+/*
+ * The state machine: which call moves a reservation from which state to
+ * which, and which counter its units leave and enter.  The README's
+ * transition table is this table (a test compares them, through the SQL
+ * function inventory.transition_rules()).  A call that finds a pending
+ * reservation at or past its expiry applies the "expire" rule instead of
+ * its own; a call without a rule for the state reports the state unchanged.
+ */
+typedef struct TransitionRule
+{
+	const char *call;			/* reserve, confirm, cancel, compensate, expire */
+	const char *from;			/* NULL: the reservation is new */
+	const char *to;
+	InventoryCounter take;		/* units leave this counter ... */
+	InventoryCounter give;		/* ... and enter this one (NONE: nothing moves) */
+} TransitionRule;
+
+static const TransitionRule transition_rules[] = {
+	{"reserve", NULL, "pending", COUNTER_AVAILABLE, COUNTER_RESERVED},
+	{"reserve", NULL, "rejected", COUNTER_NONE, COUNTER_NONE},
+	{"confirm", "pending", "confirmed", COUNTER_RESERVED, COUNTER_CONSUMED},
+	{"cancel", "pending", "cancelled", COUNTER_RESERVED, COUNTER_AVAILABLE},
+	{"compensate", "confirmed", "compensated", COUNTER_CONSUMED, COUNTER_AVAILABLE},
+	{"expire", "pending", "expired", COUNTER_RESERVED, COUNTER_AVAILABLE},
+};
+
+static const char *const counter_names[INVENTORY_COUNTERS] = {
+	"available", "reserved", "consumed"
+};
+
+/* The rule of call for a reservation in state from, or NULL */
+static const TransitionRule *
+FindRule(const char *call, const char *from)
+{
+	int			i;
+
+	for (i = 0; i < (int) lengthof(transition_rules); i++)
+		if (strcmp(transition_rules[i].call, call) == 0 &&
+			transition_rules[i].from != NULL && from != NULL &&
+			strcmp(transition_rules[i].from, from) == 0)
+			return &transition_rules[i];
+	return NULL;
+}
 
 /* A reservation as read from the tables */
 typedef struct StoredReservation
@@ -55,102 +98,116 @@ typedef struct Outcome
 	const StoredReservation *res;	/* NULL: no reservation */
 } Outcome;
 
-/* What confirm, cancel and compensate do with an unexpired reservation */
-typedef enum TransitionKind
-{
-	TRANSITION_CONFIRM,
-	TRANSITION_CANCEL,
-	TRANSITION_COMPENSATE
-} TransitionKind;
-
 /*
- * OutcomeDatum
- *		Builds the inventory.outcome tuple in the caller's memory context
- *		(before SPI_finish frees what the tables gave us).
+ * FinishCall
+ *		The one exit of the reservation functions: builds the
+ *		inventory.outcome tuple in the caller's memory context (before
+ *		SPI_finish frees what the tables gave us) and ends the call.
  */
 static Datum
-OutcomeDatum(FunctionCallInfo fcinfo, InventoryCall *call, const Outcome *o)
+FinishCall(InventoryCall *call, const char *status, const char *state,
+		   bool applied, const StoredReservation *res)
 {
-	InventoryFnCache *cache = (InventoryFnCache *) fcinfo->flinfo->fn_extra;
+	FunctionCallInfo fcinfo = call->fcinfo;
+	InventoryFnCache *cache = InventoryCallCache(fcinfo);
 	Datum		values[7];
 	bool		nulls[7] = {false, false, false, false, false, false, false};
 	MemoryContext oldcxt;
 	HeapTuple	tuple;
 
 	/* the result's descriptor, blessed once per call site */
-	if (cache->outcome == NULL)
+	if (cache->result == NULL)
 	{
 		TupleDesc	tupdesc;
 
 		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 			elog(ERROR, "pg_inventory: return type must be inventory.outcome");
 		oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-		cache->outcome = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+		cache->result = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
 		MemoryContextSwitchTo(oldcxt);
 	}
 	oldcxt = MemoryContextSwitchTo(call->outer_cxt);
-
-	values[0] = CStringGetTextDatum(o->status);
-	nulls[1] = (o->state == NULL);
-	if (o->state != NULL)
-		values[1] = CStringGetTextDatum(o->state);
-	values[2] = BoolGetDatum(o->applied);
-	if (o->res == NULL)
-	{
+	values[0] = CStringGetTextDatum(status);
+	nulls[1] = (state == NULL);
+	if (state != NULL)
+		values[1] = CStringGetTextDatum(state);
+	values[2] = BoolGetDatum(applied);
+	if (res == NULL)
 		nulls[3] = nulls[4] = nulls[5] = nulls[6] = true;
-	}
 	else
 	{
-		values[3] = Int64GetDatum(o->res->id);
-		nulls[4] = (o->res->lines.count != 1);
+		values[3] = Int64GetDatum(res->id);
+		nulls[4] = (res->lines.count != 1);
 		if (!nulls[4])
-			values[4] = CStringGetTextDatum(o->res->lines.items[0].sku);
-		values[5] = Int32GetDatum((int32) o->res->lines.total);
-		nulls[6] = !o->res->has_expiry;
-		if (o->res->has_expiry)
-			values[6] = TimestampTzGetDatum(o->res->expires_at);
+			values[4] = CStringGetTextDatum(res->lines.items[0].sku);
+		values[5] = Int32GetDatum((int32) res->lines.total);
+		nulls[6] = !res->has_expiry;
+		if (res->has_expiry)
+			values[6] = TimestampTzGetDatum(res->expires_at);
 	}
-	tuple = heap_form_tuple(cache->outcome, values, nulls);
+	tuple = heap_form_tuple(cache->result, values, nulls);
 	MemoryContextSwitchTo(oldcxt);
+	InventoryEndCall(call);
 	return HeapTupleGetDatum(tuple);
 }
+
+/* the fetched columns of a reservation with its lines as two arrays */
+#define RESERVATION_COLUMNS \
+	"SELECT r.id, r.state, r.expires_at, r.version, " \
+	"ARRAY(SELECT l.sku::text FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id ORDER BY l.sku), " \
+	"ARRAY(SELECT l.quantity FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id ORDER BY l.sku) " \
+	"FROM inventory.reservation r WHERE r.tenant = $1 AND r.request_key = $2"
+
+static InventoryStatement fetch_reservation = {
+	"fetch reservation",
+	RESERVATION_COLUMNS,
+	2, {TEXTOID, TEXTOID}
+};
+
+static InventoryStatement lock_reservation = {
+	"lock reservation",
+	RESERVATION_COLUMNS " FOR UPDATE OF r",
+	2, {TEXTOID, TEXTOID}
+};
 
 /*
  * FetchReservation
  *		Reads the reservation (tenant, key) with its lines; with lock, takes
  *		its row lock first (READ COMMITTED: waits for a concurrent change and
- *		reads the newest version).  Returns false when there is none.
+ *		reads the newest version); read_only: lookup's read.  Returns false
+ *		when there is none.
  */
 static bool
 FetchReservation(const char *tenant, const char *key, bool lock,
 				 bool read_only, StoredReservation *res)
 {
 	Datum		values[2];
-	HeapTuple	tup;
-	TupleDesc	desc;
 	bool		isnull;
 	Datum	   *skus;
 	Datum	   *qtys;
 	int			nskus;
 	int			nqtys;
 	int			i;
+	uint64		n;
 
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(key);
-	if (InventoryExec(lock ? PLAN_RES_FETCH_LOCK : PLAN_RES_FETCH, values, NULL,
-					  read_only, SPI_OK_SELECT) == 0)
+	n = read_only ? InventoryRunReadOnly(&fetch_reservation, values, NULL) :
+		InventoryRun(lock ? &lock_reservation : &fetch_reservation, values,
+					 NULL, SPI_OK_SELECT);
+	if (n == 0)
 		return false;
 
-	tup = SPI_tuptable->vals[0];
-	desc = SPI_tuptable->tupdesc;
-	res->id = DatumGetInt64(SPI_getbinval(tup, desc, 1, &isnull));
-	res->state = TextDatumGetCString(SPI_getbinval(tup, desc, 2, &isnull));
-	res->expires_at = DatumGetTimestampTz(SPI_getbinval(tup, desc, 3, &isnull));
+	res->id = InventoryResultInt64(0, 1);
+	res->state = InventoryResultText(0, 2);
+	res->expires_at = DatumGetTimestampTz(InventoryResultDatum(0, 3, &isnull));
 	res->has_expiry = !isnull;
-	res->version = DatumGetInt32(SPI_getbinval(tup, desc, 4, &isnull));
-	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 5, &isnull)),
+	res->version = DatumGetInt32(InventoryResultDatum(0, 4, &isnull));
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 5, &isnull)),
 					  TEXTOID, -1, false, TYPALIGN_INT, &skus, NULL, &nskus);
-	deconstruct_array(DatumGetArrayTypeP(SPI_getbinval(tup, desc, 6, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 6, &isnull)),
 					  INT4OID, 4, true, TYPALIGN_INT, &qtys, NULL, &nqtys);
 	Assert(nskus == nqtys);
 	res->lines.count = nskus;
@@ -168,8 +225,8 @@ FetchReservation(const char *tenant, const char *key, bool lock,
 /*
  * EffectiveState
  *		The state a reader reports: a pending reservation at or past its
- *		expiry (clock >= expires_at, CONTRACT.md "Expiry boundary") is
- *		expired even before anything wrote it so.
+ *		expiry (clock >= expires_at, README "Time") is expired even before
+ *		anything wrote it so.
  */
 static const char *
 EffectiveState(const StoredReservation *res, TimestampTz now)
@@ -195,161 +252,71 @@ StateStatus(const char *state)
 }
 
 /*
- * MoveStock
- *		Moves the units of lines from counter "from" to counter "to"
- *		(available, reserved or consumed): in 0.3, slot by slot
- *		(InventorySlotMove, SKU by SKU in sku order); before 0.3, on the one
- *		stock row of each SKU, locking the rows in sku order.  The units must
- *		be there (the reservation holds them); anything else is XX000.
+ * The outbox payload of a reservation event, built from a relation "r"
+ * with columns id, tenant, request_key, state, version, expires_at, the
+ * event id e.event_id, the event type and the clock.  A macro, so that
+ * every reservation event has the same shape.
+ */
+#define RESERVATION_EVENT(etype, now, lines) \
+	"jsonb_build_object('event_id', e.event_id, 'event_type', " etype \
+	", 'tenant', r.tenant, 'request_key', r.request_key, " \
+	"'reservation_id', r.id, 'state', r.state, 'version', r.version, " \
+	"'lines', " lines ", " \
+	"'expires_at', to_char(r.expires_at AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	"'occurred_at', to_char((" now ") AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
+
+/* the lines of reservation r.id as a JSON array, by sku */
+#define STORED_LINES_JSON \
+	"(SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity) " \
+	"ORDER BY l.sku) FROM inventory.reservation_line l WHERE l.reservation_id = r.id)"
+
+/*
+ * One guarded state change of a locked reservation, its log row and its
+ * event (reservation.<to_state>).  The WHERE clause repeats the expected
+ * old state and version, so a caller that got either wrong changes nothing
+ * (row count 0).  $1 id, $2 from, $3 to, $4 reason, $5 actor, $6 clock,
+ * $7 version read.
+ */
+static InventoryStatement change_state = {
+	"change reservation state",
+	"WITH r AS (UPDATE inventory.reservation r SET state = $3, "
+	"version = r.version + 1, reason = COALESCE($4, r.reason), updated_at = $6 "
+	"WHERE r.id = $1 AND r.state = $2 AND r.version = $7 "
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, $2, r.state, $4, $5, r.version, $6 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.' || r.state, r.tenant, r.id, "
+	RESERVATION_EVENT("'reservation.' || r.state", "$6", STORED_LINES_JSON)
+	", $6 FROM r, e",
+	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+};
+
+/*
+ * ApplyRule
+ *		Changes a locked reservation by rule (from its current state): moves
+ *		its stock, updates it with a guard on the state and version it was
+ *		read with, logs the transition and writes the event.
  */
 static void
-MoveStock(const char *tenant, const InventoryLines *lines,
-		  InventoryCounter from, InventoryCounter to, TimestampTz now)
-{
-	int			factor[3] = {0, 0, 0};
-
-	if (InventorySlotted())
-	{
-		int			i;
-
-		for (i = 0; i < lines->count; i++)
-			if (InventorySlotMove(tenant, lines->items[i].sku,
-								  lines->items[i].quantity, from, to, false,
-								  now, NULL) != SLOT_MOVE_DONE)
-				elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" does not hold "
-					 "the reservation's units", lines->items[i].sku, tenant);
-	}
-	else
-	{
-		Datum		values[7];
-
-		factor[from] = -1;
-		factor[to] = 1;
-		values[0] = CStringGetTextDatum(tenant);
-		values[1] = InventorySkuArray(lines);
-		values[2] = InventoryQuantityArray(lines, INT8OID);
-		values[3] = Int64GetDatum(factor[COUNTER_AVAILABLE]);
-		values[4] = Int64GetDatum(factor[COUNTER_RESERVED]);
-		values[5] = Int64GetDatum(factor[COUNTER_CONSUMED]);
-		values[6] = TimestampTzGetDatum(now);
-		if (InventoryExec(PLAN_STOCK_MOVE, values, NULL, false,
-						  SPI_OK_UPDATE) != (uint64) lines->count)
-			elog(ERROR, "pg_inventory: stock rows of tenant \"%s\" are missing",
-				 tenant);
-	}
-	InventoryTestPause();
-}
-
-/*
- * UnknownSku
- *		Raises IN002 for a SKU the tenant never stocked.
- */
-static void
-UnknownSku(const char *tenant, const char *sku)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
-			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
-			 errhint("An operator creates a SKU by restocking it.")));
-}
-
-/*
- * HoldStockRows
- *		Before 0.3: locks the stock row of every line in sku order and, if
- *		every line fits, moves its units from available to reserved.
- *		Returns whether it did.  Errors: IN002.
- */
-static bool
-HoldStockRows(const char *tenant, const InventoryLines *lines, TimestampTz now)
-{
-	Datum		values[2];
-	uint64		nlocked;
-	bool		sufficient = true;
-	bool		isnull;
-	int			i;
-
-	values[0] = CStringGetTextDatum(tenant);
-	values[1] = InventorySkuArray(lines);
-	nlocked = InventoryExec(PLAN_STOCK_LOCK, values, NULL, false, SPI_OK_SELECT);
-	for (i = 0; i < lines->count; i++)
-	{
-		if ((uint64) i >= nlocked ||
-			strcmp(SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1),
-				   lines->items[i].sku) != 0)
-			UnknownSku(tenant, lines->items[i].sku);
-		if (DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-										SPI_tuptable->tupdesc, 2, &isnull)) <
-			lines->items[i].quantity)
-			sufficient = false;
-	}
-	if (sufficient)
-		MoveStock(tenant, lines, COUNTER_AVAILABLE, COUNTER_RESERVED, now);
-	return sufficient;
-}
-
-/*
- * HoldSlots
- *		0.3: holds every line's units, SKU by SKU in sku order, from one
- *		free slot or (falling back) from all slots of the SKU, rebalancing
- *		them.  When a line does not fit, undoes the lines already held and
- *		returns false.  Errors: IN002 (also when a line that was not reached
- *		names an unknown SKU).
- */
-static bool
-HoldSlots(const char *tenant, const InventoryLines *lines, TimestampTz now)
-{
-	InventorySlotChanges done = {0, 0, NULL};
-	int			i;
-
-	for (i = 0; i < lines->count; i++)
-	{
-		switch (InventorySlotMove(tenant, lines->items[i].sku,
-								  lines->items[i].quantity, COUNTER_AVAILABLE,
-								  COUNTER_RESERVED, true, now, &done))
-		{
-			case SLOT_MOVE_DONE:
-				break;
-			case SLOT_MOVE_UNKNOWN:
-				UnknownSku(tenant, lines->items[i].sku);
-				break;
-			case SLOT_MOVE_SHORT:
-				{
-					Datum		values[2];
-
-					values[0] = CStringGetTextDatum(tenant);
-					values[1] = InventorySkuArray(lines);
-					if (InventoryExec(PLAN_SKU_MISSING, values, NULL, false,
-									  SPI_OK_SELECT) == 1)
-						UnknownSku(tenant, SPI_getvalue(SPI_tuptable->vals[0],
-														SPI_tuptable->tupdesc, 1));
-					InventorySlotUndo(&done, now);
-					return false;
-				}
-		}
-	}
-	InventoryTestPause();
-	return true;
-}
-
-/*
- * ApplyTransition
- *		Changes a locked reservation from its current state to to_state:
- *		moves its stock, updates it with a guard on the state and version it
- *		was read with, logs the transition and writes the event.
- */
-static void
-ApplyTransition(InventoryCall *call, const char *tenant, StoredReservation *res,
-				const char *to_state, const char *reason, TimestampTz now,
-				InventoryCounter from, InventoryCounter to)
+ApplyRule(InventoryCall *call, const TransitionRule *rule,
+		  StoredReservation *res, const char *reason, TimestampTz now)
 {
 	Datum		values[7];
 	char		nulls[7] = {' ', ' ', ' ', ' ', ' ', ' ', ' '};
 
-	MoveStock(tenant, &res->lines, from, to, now);
+	call->storage->move(call->tenant, &res->lines, rule->take, rule->give, now);
+	InventoryTestPause();
+	InventoryFaultPoint("records");
 
 	values[0] = Int64GetDatum(res->id);
 	values[1] = CStringGetTextDatum(res->state);
-	values[2] = CStringGetTextDatum(to_state);
+	values[2] = CStringGetTextDatum(rule->to);
 	if (reason == NULL)
 		nulls[3] = 'n';
 	else
@@ -357,18 +324,81 @@ ApplyTransition(InventoryCall *call, const char *tenant, StoredReservation *res,
 	values[4] = CStringGetTextDatum(call->actor);
 	values[5] = TimestampTzGetDatum(now);
 	values[6] = Int32GetDatum(res->version);
-	if (InventoryExec(PLAN_RES_TRANSITION, values, nulls, false,
-					  SPI_OK_INSERT) != 1)
+	if (InventoryRun(&change_state, values, nulls, SPI_OK_INSERT) != 1)
 		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT
 			 " changed under its row lock", res->id);
-	res->state = (char *) to_state;
+	res->state = (char *) rule->to;
 	res->version++;
 }
 
 /*
+ * Claims the request key by inserting the reservation first, before any
+ * stock row is locked; a concurrent call with the same key waits here and
+ * then sees the winner's row.  $1 tenant, $2 key, $3 expires_at, $4 clock.
+ */
+static InventoryStatement claim_key = {
+	"claim request key",
+	"INSERT INTO inventory.reservation AS r "
+	"(tenant, request_key, state, expires_at, version, created_at, updated_at) "
+	"VALUES ($1, $2, 'pending', $3, 1, $4, $4) "
+	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id",
+	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+};
+
+/*
+ * The records of a new pending reservation: its lines, the transition
+ * NULL -> pending and the reservation.reserved event.  $1 id, $2 skus, $3
+ * quantities, $4 actor, $5 clock, $6 tenant, $7 key, $8 expires_at (the
+ * values the claim inserted: not read again).
+ */
+static InventoryStatement record_reserved = {
+	"record reservation",
+	"WITH r AS (SELECT $1::bigint AS id, $6::text AS tenant, "
+	"$7::text AS request_key, 'pending'::text AS state, 1 AS version, "
+	"$8::timestamptz AS expires_at), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity) "
+	"SELECT r.id, r.tenant, u.sku, u.qty FROM r, unnest($2, $3) AS u(sku, qty)), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, NULL, r.state, NULL, $4, r.version, $5 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.reserved', r.tenant, r.id, "
+	RESERVATION_EVENT("'reservation.reserved'", "$5",
+					  "(SELECT jsonb_agg(jsonb_build_object('sku', u.sku, "
+					  "'quantity', u.qty) ORDER BY u.sku) "
+					  "FROM unnest($2, $3) AS u(sku, qty))")
+	", $5 FROM r, e",
+	8, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
+	TEXTOID, TIMESTAMPTZOID}
+};
+
+/*
+ * The stored insufficient outcome: state rejected, the requested lines and
+ * the transition NULL -> rejected (no event: nothing moved).  $1 id, $2
+ * skus, $3 quantities, $4 actor, $5 clock.
+ */
+static InventoryStatement record_rejected = {
+	"record rejection",
+	"WITH r AS (UPDATE inventory.reservation r SET state = 'rejected', "
+	"expires_at = NULL, updated_at = $5 "
+	"WHERE r.id = $1 AND r.state = 'pending' AND r.version = 1 "
+	"RETURNING r.id, r.tenant, r.state, r.version), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity) "
+	"SELECT r.id, r.tenant, u.sku, u.qty FROM r, unnest($2, $3) AS u(sku, qty)) "
+	"INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, NULL, r.state, 'insufficient stock', $4, r.version, $5 FROM r",
+	5, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID}
+};
+
+/*
  * ReserveLines
- *		The work of reserve and reserve_lines (CONTRACT.md "reserve",
- *		"reserve_lines", "Idempotency", "Unknown SKU").
+ *		The work of reserve and reserve_lines (README "reserve",
+ *		"reserve_lines").
  *
  * 1. Claim the request key by inserting the pending reservation (a
  *	  concurrent call with the same key waits for this one, then replays).
@@ -376,72 +406,54 @@ ApplyTransition(InventoryCall *call, const char *tenant, StoredReservation *res,
  *	  (applied = false); other lines raise IN001.
  * 3. Hold every line's units (available -> reserved), SKU by SKU in sku
  *	  order; a SKU the tenant never stocked raises IN002 (the claim is
- *	  undone with the error).
- * 4. If a line does not fit, hold none (all or nothing).
- * 5. Write lines, log and event; or store the rejection (the frozen
+ *	  undone with the error).  If a line does not fit, hold none.
+ * 4. Write lines, log and event; or store the rejection (the frozen
  *	  insufficient outcome).
  */
 static Datum
 ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
-			 InventoryLines *lines, Interval *ttl)
+			 InventoryLines *lines, int64 ttl_usecs)
 {
 	InventoryCall call;
 	StoredReservation res;
-	Outcome		o;
 	TimestampTz now;
-	TimestampTz expires_at;
 	Datum		values[8];
-	bool		isnull;
 	bool		sufficient;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	expires_at = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_pl_interval,
-														 TimestampTzGetDatum(now),
-														 IntervalPGetDatum(ttl)));
+	res.expires_at = InventoryExpiry(now, ttl_usecs);
 
 	/* 1. claim the key */
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(key);
-	values[2] = TimestampTzGetDatum(expires_at);
+	values[2] = TimestampTzGetDatum(res.expires_at);
 	values[3] = TimestampTzGetDatum(now);
-	if (InventoryExec(PLAN_RES_CLAIM, values, NULL, false,
-					  SPI_OK_INSERT_RETURNING) == 0)
+	if (InventoryRun(&claim_key, values, NULL, SPI_OK_INSERT_RETURNING) == 0)
 	{
 		/* 2. replay or refusal */
 		if (!FetchReservation(tenant, key, false, false, &res))
 			elog(ERROR, "pg_inventory: request key \"%s\" conflicted but is not visible",
 				 key);
 		if (!InventoryLinesEqual(&res.lines, lines))
-			ereport(ERROR,
-					(errcode(ERRCODE_INVENTORY_KEY_REUSED),
-					 errmsg("request key \"%s\" was already used with a different payload",
-							key),
-					 errdetail("Reservation " INT64_FORMAT " of tenant \"%s\" holds %s; this call asks for %s.",
-							   res.id, tenant, InventoryLinesText(&res.lines),
-							   InventoryLinesText(lines)),
-					 errhint("Use a new request key for a new intent.")));
-		o.status = ReserveStatus(&res);
-		o.state = EffectiveState(&res, InventoryNow());
-		o.applied = false;
-		o.res = &res;
-		{
-			Datum		result = OutcomeDatum(fcinfo, &call, &o);
-
-			InventoryEndCall(&call);
-			return result;
-		}
+			InventoryKeyReused(key,
+							   psprintf("Reservation " INT64_FORMAT " of tenant \"%s\" holds %s; this call asks for %s.",
+										res.id, tenant, InventoryLinesText(&res.lines),
+										InventoryLinesText(lines)),
+							   "Use a new request key for a new intent.");
+		return FinishCall(&call, ReserveStatus(&res),
+						  EffectiveState(&res, InventoryNow()), false, &res);
 	}
-	res.id = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 1, &isnull));
+	res.id = InventoryResultInt64(0, 1);
 	res.version = 1;
 	res.lines = *lines;
 
-	/* 3. and 4. hold the stock of every line, or of none */
-	sufficient = InventorySlotted() ? HoldSlots(tenant, lines, now) :
-		HoldStockRows(tenant, lines, now);
+	/* 3. hold the stock of every line, or of none */
+	sufficient = call.storage->hold(tenant, lines, now);
+	InventoryTestPause();
+	InventoryFaultPoint("hold");
 
-	/* 5. record the reservation, or store the rejection */
+	/* 4. record the reservation, or store the rejection */
 	values[0] = Int64GetDatum(res.id);
 	values[1] = InventorySkuArray(lines);
 	values[2] = InventoryQuantityArray(lines, INT4OID);
@@ -451,35 +463,23 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	{
 		values[5] = CStringGetTextDatum(tenant);
 		values[6] = CStringGetTextDatum(key);
-		values[7] = TimestampTzGetDatum(expires_at);
-		if (InventoryExec(PLAN_RES_CREATED, values, NULL, false,
-						  SPI_OK_INSERT) != 1)
+		values[7] = TimestampTzGetDatum(res.expires_at);
+		if (InventoryRun(&record_reserved, values, NULL, SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
 				 res.id);
 		res.state = "pending";
 		res.has_expiry = true;
-		res.expires_at = expires_at;
-		o.status = "reserved";
 	}
 	else
 	{
-		if (InventoryExec(PLAN_RES_REJECTED, values, NULL, false,
-						  SPI_OK_INSERT) != 1)
+		if (InventoryRun(&record_rejected, values, NULL, SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: rejection of reservation " INT64_FORMAT
 				 " not recorded", res.id);
 		res.state = "rejected";
 		res.has_expiry = false;
-		o.status = "insufficient";
 	}
-	o.state = res.state;
-	o.applied = true;
-	o.res = &res;
-	{
-		Datum		result = OutcomeDatum(fcinfo, &call, &o);
-
-		InventoryEndCall(&call);
-		return result;
-	}
+	return FinishCall(&call, sufficient ? "reserved" : "insufficient",
+					  res.state, true, &res);
 }
 
 /*
@@ -488,28 +488,21 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
  *				ttl interval DEFAULT '15 minutes') RETURNS inventory.outcome
  *
  * Holds quantity (units, 1 to 2147483647) of sku for ttl (above zero, at
- * most 7 days); it is reserve_lines with one line.  Status reserved or
- * insufficient.  Errors: 22023 bad argument, 42501 tenant not granted,
- * IN002 unknown SKU, IN001 key reused with another payload.
+ * most 7 days, no months); it is reserve_lines with one line.  Status
+ * reserved or insufficient.  Errors: 22023 bad argument (also a tenant,
+ * key or SKU that is not canonical), 42501 tenant not granted, IN002
+ * unknown SKU, IN001 key reused with another payload.
  */
 Datum
 inventory_reserve(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
-	char	   *sku = InventoryNameArg(fcinfo, 2, "sku", false);
-	Interval   *ttl;
-	int32		quantity;
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", NAME_CANONICAL);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", NAME_CANONICAL);
+	char	   *sku = InventoryNameArg(fcinfo, 2, "sku", NAME_CANONICAL);
+	int32		quantity = InventoryQuantityArg(fcinfo, 3, NULL);
+	int64		ttl = InventoryTtlArg(fcinfo, 4);
 	InventoryLines lines;
 
-	InventoryRequireArg(fcinfo, 3, "quantity");
-	quantity = PG_GETARG_INT32(3);
-	if (quantity < 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("quantity must be at least 1"),
-				 errdetail("The value given is %d.", quantity)));
-	ttl = InventoryTtlArg(fcinfo, 4);
 	InventoryOneLine(sku, quantity, &lines);
 	return ReserveLines(fcinfo, tenant, key, &lines, ttl);
 }
@@ -527,10 +520,10 @@ inventory_reserve(PG_FUNCTION_ARGS)
 Datum
 inventory_reserve_lines(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
-	Interval   *ttl;
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", NAME_CANONICAL);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", NAME_CANONICAL);
 	InventoryLines lines;
+	int64		ttl;
 
 	InventoryRequireArg(fcinfo, 2, "lines");
 	InventoryParseLines(PG_GETARG_JSONB_P(2), &lines);
@@ -540,77 +533,40 @@ inventory_reserve_lines(PG_FUNCTION_ARGS)
 
 /*
  * Transition
- *		The work of confirm, cancel and compensate.  Under the reservation's
- *		row lock, with the clock read after the lock is held:
- *		- pending and due (clock >= expires_at): expire it (units back to
- *		  available), status expired, applied;
- *		- confirm:	  pending -> confirmed (reserved -> consumed);
- *		- cancel:	  pending -> cancelled (reserved -> available);
- *		- compensate: confirmed -> compensated (consumed -> available);
- *		  pending is reported as status pending;
- *		- anything else is reported unchanged (rejected as insufficient).
+ *		The work of confirm, cancel and compensate (call names the rule).
+ *		Under the reservation's row lock, with the clock read after the lock
+ *		is held: a pending reservation that is due is expired (status
+ *		expired, applied); else the call's rule for the state applies (see
+ *		transition_rules); else the state is reported unchanged (rejected as
+ *		insufficient; compensate of a pending one as pending).
  */
 static Datum
-Transition(FunctionCallInfo fcinfo, TransitionKind kind, const char *tenant,
+Transition(FunctionCallInfo fcinfo, const char *call_name, const char *tenant,
 		   const char *key, const char *reason)
 {
 	InventoryCall call;
 	StoredReservation res;
-	Outcome		o;
+	const TransitionRule *rule;
 	TimestampTz now;
-	Datum		result;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	o.applied = false;
-	o.res = &res;
 	if (!FetchReservation(tenant, key, true, false, &res))
-	{
-		o.status = "not_found";
-		o.state = NULL;
-		o.res = NULL;
-		result = OutcomeDatum(fcinfo, &call, &o);
-		InventoryEndCall(&call);
-		return result;
-	}
+		return FinishCall(&call, "not_found", NULL, false, NULL);
 
 	/* the row lock is held: this is the moment of the check */
 	now = InventoryNow();
-	if (strcmp(res.state, "pending") == 0 &&
-		strcmp(EffectiveState(&res, now), "expired") == 0)
+	if (strcmp(EffectiveState(&res, now), "expired") == 0 &&
+		strcmp(res.state, "pending") == 0)
 	{
-		ApplyTransition(&call, tenant, &res, "expired", "expires_at reached",
-						now, COUNTER_RESERVED, COUNTER_AVAILABLE);
-		o.status = "expired";
-		o.applied = true;
-	}
-	else if (kind == TRANSITION_CONFIRM && strcmp(res.state, "pending") == 0)
-	{
-		ApplyTransition(&call, tenant, &res, "confirmed", NULL, now,
-						COUNTER_RESERVED, COUNTER_CONSUMED);
-		o.status = "confirmed";
-		o.applied = true;
-	}
-	else if (kind == TRANSITION_CANCEL && strcmp(res.state, "pending") == 0)
-	{
-		ApplyTransition(&call, tenant, &res, "cancelled", reason, now,
-						COUNTER_RESERVED, COUNTER_AVAILABLE);
-		o.status = "cancelled";
-		o.applied = true;
-	}
-	else if (kind == TRANSITION_COMPENSATE && strcmp(res.state, "confirmed") == 0)
-	{
-		ApplyTransition(&call, tenant, &res, "compensated", reason, now,
-						COUNTER_CONSUMED, COUNTER_AVAILABLE);
-		o.status = "compensated";
-		o.applied = true;
+		rule = FindRule("expire", res.state);
+		reason = "expires_at reached";
 	}
 	else
-		o.status = StateStatus(res.state);
-
-	o.state = res.state;
-	result = OutcomeDatum(fcinfo, &call, &o);
-	InventoryEndCall(&call);
-	return result;
+		rule = FindRule(call_name, res.state);
+	if (rule == NULL)
+		return FinishCall(&call, StateStatus(res.state), res.state, false, &res);
+	ApplyRule(&call, rule, &res, reason, now);
+	return FinishCall(&call, rule->to, res.state, true, &res);
 }
 
 /*
@@ -624,10 +580,10 @@ Transition(FunctionCallInfo fcinfo, TransitionKind kind, const char *tenant,
 Datum
 inventory_confirm(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
 
-	return Transition(fcinfo, TRANSITION_CONFIRM, tenant, key, NULL);
+	return Transition(fcinfo, "confirm", tenant, key, NULL);
 }
 
 /*
@@ -642,11 +598,11 @@ inventory_confirm(PG_FUNCTION_ARGS)
 Datum
 inventory_cancel(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
 	char	   *reason = InventoryReasonArg(fcinfo, 2, "reason", false);
 
-	return Transition(fcinfo, TRANSITION_CANCEL, tenant, key, reason);
+	return Transition(fcinfo, "cancel", tenant, key, reason);
 }
 
 /*
@@ -662,11 +618,11 @@ inventory_cancel(PG_FUNCTION_ARGS)
 Datum
 inventory_compensate(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
 	char	   *reason = InventoryReasonArg(fcinfo, 2, "reason", true);
 
-	return Transition(fcinfo, TRANSITION_COMPENSATE, tenant, key, reason);
+	return Transition(fcinfo, "compensate", tenant, key, reason);
 }
 
 /*
@@ -680,58 +636,182 @@ inventory_compensate(PG_FUNCTION_ARGS)
 Datum
 inventory_lookup(PG_FUNCTION_ARGS)
 {
-	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", false);
-	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key");
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
 	InventoryCall call;
 	StoredReservation res;
-	Outcome		o;
-	Datum		result;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	o.applied = false;
-	if (FetchReservation(tenant, key, false, true, &res))
-	{
-		o.status = ReserveStatus(&res);
-		o.state = EffectiveState(&res, InventoryNow());
-		o.res = &res;
-	}
-	else
-	{
-		o.status = "not_found";
-		o.state = NULL;
-		o.res = NULL;
-	}
-	result = OutcomeDatum(fcinfo, &call, &o);
-	InventoryEndCall(&call);
-	return result;
+	if (!FetchReservation(tenant, key, false, true, &res))
+		return FinishCall(&call, "not_found", NULL, false, NULL);
+	return FinishCall(&call, ReserveStatus(&res),
+					  EffectiveState(&res, InventoryNow()), false, &res);
 }
 
 /*
- * ReleaseSlots
- *		0.3: returns the units of the expired reservations ids (an int8[])
- *		from reserved to available, all their SKUs' slots locked in (tenant,
- *		sku, slot) order by one statement and written by one more.
+ * The expiry of a batch: up to $2 due pending reservations, oldest first
+ * (or only reservation $4), SKIP LOCKED: never waits on a reservation
+ * another transaction holds; a row changed since the snapshot is re-checked
+ * after it is locked, so a stale observation is never acted on.  Writes the
+ * log rows and events and returns the ids.  $1 clock, $3 actor.
  */
-static void
-ReleaseSlots(Datum ids, TimestampTz now)
-{
-	uint64		n = InventoryExec(PLAN_EXPIRE_LINES, &ids, NULL, false,
-								  SPI_OK_SELECT);
-	const char **tenants = palloc(sizeof(char *) * Max(n, 1));
-	const char **skus = palloc(sizeof(char *) * Max(n, 1));
-	int64	   *qty = palloc(sizeof(int64) * Max(n, 1));
-	uint64		i;
-	bool		isnull;
+#define EXPIRE_DUE(due) \
+	"WITH due AS (" due " FOR UPDATE SKIP LOCKED), " \
+	"r AS (UPDATE inventory.reservation r SET state = 'expired', " \
+	"version = r.version + 1, updated_at = $1 FROM due " \
+	"WHERE r.id = due.id AND r.state = 'pending' " \
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at), " \
+	"t AS (INSERT INTO inventory.reservation_transition " \
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) " \
+	"SELECT r.id, 'pending', r.state, 'expires_at reached', $3, r.version, $1 FROM r), " \
+	"o AS (INSERT INTO inventory.outbox " \
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
+	"SELECT e.event_id, 'reservation.expired', r.tenant, r.id, " \
+	RESERVATION_EVENT("'reservation.expired'", "$1", STORED_LINES_JSON) \
+	", $1 FROM r, LATERAL (SELECT gen_random_uuid() AS event_id, r.id AS rid) e) " \
+	"SELECT r.id FROM r ORDER BY r.id"
 
-	for (i = 0; i < n; i++)
+static InventoryStatement expire_batch = {
+	"expire due reservations",
+	EXPIRE_DUE("SELECT d.id FROM inventory.reservation d "
+			   "WHERE d.state = 'pending' AND d.expires_at <= $1 "
+			   "ORDER BY d.expires_at, d.id LIMIT $2"),
+	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}
+};
+
+static InventoryStatement expire_one = {
+	"expire one due reservation",
+	EXPIRE_DUE("SELECT d.id FROM inventory.reservation d "
+			   "WHERE d.id = $4 AND d.state = 'pending' AND d.expires_at <= $1 "
+			   "AND $2 > 0"),
+	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8OID}
+};
+
+/*
+ * Due reservations after the position ($3 expires_at, $4 id), oldest first,
+ * at most $2: the candidates of the one-by-one pass.  $1 clock.
+ */
+static InventoryStatement due_after = {
+	"list due reservations",
+	"SELECT d.id, d.expires_at FROM inventory.reservation d "
+	"WHERE d.state = 'pending' AND d.expires_at <= $1 "
+	"AND (d.expires_at, d.id) > ($3, $4) "
+	"ORDER BY d.expires_at, d.id LIMIT $2",
+	4, {TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, INT8OID}
+};
+
+/* One expiry pass of expire_due */
+typedef struct ExpirePass
+{
+	InventoryCall *call;
+	TimestampTz now;
+	int32		max_rows;
+	int64		only_id;		/* 0: the oldest due ones */
+	uint64		expired;		/* out */
+} ExpirePass;
+
+/* Expires a batch (or one reservation) and releases its units. */
+static void
+ExpireWork(void *arg)
+{
+	ExpirePass *pass = (ExpirePass *) arg;
+	Datum		values[4];
+	uint64		n;
+	uint64		i;
+
+	values[0] = TimestampTzGetDatum(pass->now);
+	values[1] = Int32GetDatum(pass->max_rows);
+	values[2] = CStringGetTextDatum(pass->call->actor);
+	values[3] = Int64GetDatum(pass->only_id);
+	n = InventoryRun(pass->only_id != 0 ? &expire_one : &expire_batch, values,
+					 NULL, SPI_OK_SELECT);
+	if (n > 0)
 	{
-		tenants[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1);
-		skus[i] = SPI_getvalue(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 2);
-		qty[i] = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[i],
-											 SPI_tuptable->tupdesc, 3, &isnull));
+		int64	   *ids = palloc(sizeof(int64) * n);
+
+		for (i = 0; i < n; i++)
+			ids[i] = InventoryResultInt64(i, 1);
+		InventoryFaultPoint("expire");
+		pass->call->storage->release(InventoryInt8Array(ids, (int) n), pass->now);
 	}
-	InventorySlotMoveBatch((int) n, tenants, skus, qty, COUNTER_RESERVED,
-						   COUNTER_AVAILABLE, now);
+	pass->expired = n;
+}
+
+/* A bad row: a data exception (class 22) or a broken constraint (23) */
+static bool
+IsBadRowError(ErrorData *edata)
+{
+	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
+
+	return class == ERRCODE_DATA_EXCEPTION ||
+		class == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION;
+}
+
+/*
+ * ExpireOneByOne
+ *		After a batch failed on a bad row: expires the due reservations one
+ *		at a time, each in its own subtransaction, oldest first, skipping
+ *		those that fail with a data or constraint error, until max_rows are
+ *		expired or none is left.  One tenant's bad row never stops the
+ *		expiry of the others.  Warns once, naming the first reservation it
+ *		skipped and how many.
+ */
+static uint64
+ExpireOneByOne(InventoryCall *call, TimestampTz now, int32 max_rows)
+{
+	ExpirePass	pass = {call, now, 1, 0, 0};
+	TimestampTz after_at = DT_NOBEGIN;
+	int64		after_id = 0;
+	uint64		expired = 0;
+	int			skipped = 0;
+	int64		first_skipped = 0;
+	ErrorData  *first_error = NULL;
+
+	for (;;)
+	{
+		Datum		values[4];
+		uint64		n;
+		uint64		i;
+		int64	   *ids;
+		bool		isnull;
+
+		values[0] = TimestampTzGetDatum(now);
+		values[1] = Int32GetDatum(max_rows);
+		values[2] = TimestampTzGetDatum(after_at);
+		values[3] = Int64GetDatum(after_id);
+		n = InventoryRun(&due_after, values, NULL, SPI_OK_SELECT);
+		if (n == 0)
+			break;
+		ids = palloc(sizeof(int64) * n);
+		for (i = 0; i < n; i++)
+			ids[i] = InventoryResultInt64(i, 1);
+		after_at = DatumGetTimestampTz(InventoryResultDatum(n - 1, 2, &isnull));
+		after_id = ids[n - 1];
+		for (i = 0; i < n && expired < (uint64) max_rows; i++)
+		{
+			ErrorData  *edata = NULL;
+
+			pass.only_id = ids[i];
+			if (InventoryTrySubtransaction(ExpireWork, &pass, IsBadRowError,
+										   &edata))
+				expired += pass.expired;
+			else if (skipped++ == 0)
+			{
+				first_skipped = ids[i];
+				first_error = edata;
+			}
+		}
+		if (expired >= (uint64) max_rows)
+			break;
+	}
+	if (skipped > 0)
+		ereport(WARNING,
+				(errcode(first_error->sqlerrcode),
+				 errmsg("expire_due could not expire %d due reservation(s); the first is reservation " INT64_FORMAT ": %s",
+						skipped, first_skipped, first_error->message),
+				 errdetail("The other due reservations were expired; these stay pending until their rows are repaired."),
+				 errhint("SELECT * FROM inventory.check_invariants() names the SKUs whose counters are out of range or broken.")));
+	return expired;
 }
 
 /*
@@ -741,16 +821,18 @@ ReleaseSlots(Datum ids, TimestampTz now)
  * Expires at most max_rows (at least 1) pending reservations whose
  * expires_at <= clock, oldest first, skipping rows another transaction
  * holds, and returns their units to available.  Returns how many it
- * expired.  Safe to call from many sessions at once.  Errors: 22023.
+ * expired.  Safe to call from many sessions at once.  A batch that fails on
+ * a bad row (a data or constraint error) is done again one reservation at
+ * a time, skipping the bad ones with a WARNING.  Errors: 22023.
  */
 Datum
 inventory_expire_due(PG_FUNCTION_ARGS)
 {
 	InventoryCall call;
+	ExpirePass	pass;
+	ErrorData  *edata = NULL;
 	int32		max_rows;
-	TimestampTz now;
-	Datum		values[3];
-	uint64		n;
+	uint64		expired;
 
 	InventoryRequireArg(fcinfo, 0, "max_rows");
 	max_rows = PG_GETARG_INT32(0);
@@ -761,29 +843,55 @@ inventory_expire_due(PG_FUNCTION_ARGS)
 				 errdetail("The value given is %d.", max_rows)));
 
 	InventoryBeginCall(fcinfo, &call, NULL);
-	now = InventoryNow();
-	values[0] = TimestampTzGetDatum(now);
-	values[1] = Int32GetDatum(max_rows);
-	values[2] = CStringGetTextDatum(call.actor);
-	n = InventoryExec(PLAN_EXPIRE_CLAIM, values, NULL, false, SPI_OK_SELECT);
-	if (n > 0)
-	{
-		Datum	   *ids = palloc(sizeof(Datum) * n);
-		uint64		i;
-		bool		isnull;
-
-		for (i = 0; i < n; i++)
-			ids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc,
-								   1, &isnull);
-		values[0] = PointerGetDatum(construct_array(ids, (int) n, INT8OID, 8,
-													FLOAT8PASSBYVAL,
-													TYPALIGN_DOUBLE));
-		values[1] = TimestampTzGetDatum(now);
-		if (InventorySlotted())
-			ReleaseSlots(values[0], now);
-		else
-			InventoryExec(PLAN_EXPIRE_RELEASE, values, NULL, false, SPI_OK_UPDATE);
-	}
+	pass.call = &call;
+	pass.now = InventoryNow();
+	pass.max_rows = max_rows;
+	pass.only_id = 0;
+	pass.expired = 0;
+	if (InventoryTrySubtransaction(ExpireWork, &pass, IsBadRowError, &edata))
+		expired = pass.expired;
+	else
+		expired = ExpireOneByOne(&call, pass.now, max_rows);
 	InventoryEndCall(&call);
-	PG_RETURN_INT32((int32) n);
+	PG_RETURN_INT32((int32) expired);
+}
+
+/*
+ * inventory_transition_rules
+ *		transition_rules() RETURNS TABLE(call text, from_state text,
+ *			to_state text, moves_from text, moves_to text)
+ *
+ * The state machine the functions follow, one row per rule: the call (or
+ * "expire", which expire_due and any call that finds a due pending
+ * reservation apply), the state before (NULL: a new reservation), the
+ * state after, and the counters the units leave and enter (NULL: nothing
+ * moves).  Reads no table.
+ */
+Datum
+inventory_transition_rules(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int			i;
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (i = 0; i < (int) lengthof(transition_rules); i++)
+	{
+		const TransitionRule *rule = &transition_rules[i];
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+
+		values[0] = CStringGetTextDatum(rule->call);
+		nulls[1] = rule->from == NULL;
+		if (rule->from != NULL)
+			values[1] = CStringGetTextDatum(rule->from);
+		values[2] = CStringGetTextDatum(rule->to);
+		nulls[3] = rule->take == COUNTER_NONE;
+		if (!nulls[3])
+			values[3] = CStringGetTextDatum(counter_names[rule->take]);
+		nulls[4] = rule->give == COUNTER_NONE;
+		if (!nulls[4])
+			values[4] = CStringGetTextDatum(counter_names[rule->give]);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	return (Datum) 0;
 }

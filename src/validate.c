@@ -1,7 +1,8 @@
 /*-------------------------------------------------------------------------
  *
  * src/validate.c
- *		Argument checks of pg_inventory (CONTRACT.md "Limits" and "Errors").
+ *		Argument checks of pg_inventory (README "Limits" and "Errors"), and
+ *		the errors more than one function raises.
  *
  * Every check raises 22023 (invalid_parameter_value) with a message that
  * names the argument, before anything is read or written.  The functions
@@ -12,6 +13,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "common/int.h"
 #include "mb/pg_wchar.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -20,6 +22,7 @@
 #include "utils/numeric.h"
 #include "utils/timestamp.h"
 
+#include "inventory_errcodes.h"
 #include "pg_inventory.h"
 
 /* Refuses NULL for argument argno (argname in the message). */
@@ -33,13 +36,80 @@ InventoryRequireArg(FunctionCallInfo fcinfo, int argno, const char *argname)
 }
 
 /*
+ * IsWhiteSpace
+ *		Whether code point c has the Unicode White_Space property.
+ */
+static bool
+IsWhiteSpace(pg_wchar c)
+{
+	return (c >= 0x09 && c <= 0x0d) || c == 0x20 || c == 0x85 || c == 0xa0 ||
+		c == 0x1680 || (c >= 0x2000 && c <= 0x200a) || c == 0x2028 ||
+		c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
+}
+
+/*
+ * CheckCanonical
+ *		The identifier rule of 0.4 (README "Limits"): an identifier that
+ *		creates something (a tenant, a SKU, a request key) is in Unicode
+ *		normalization form NFC and neither begins nor ends with a
+ *		white-space character, so that no two spellings that look the same
+ *		name two different things.  In a database whose encoding is not
+ *		UTF-8 only the ASCII space is checked (there is no normalization).
+ *		Errors: 22023.
+ */
+static void
+CheckCanonical(const char *argname, const char *s, int len)
+{
+	pg_wchar	first;
+	pg_wchar	last;
+	bool		ascii = true;
+	int			i;
+
+	if (GetDatabaseEncoding() != PG_UTF8)
+	{
+		first = (unsigned char) s[0];
+		last = (unsigned char) s[len - 1];
+	}
+	else
+	{
+		const unsigned char *p = (const unsigned char *) s + len - 1;
+
+		for (i = 0; i < len && ascii; i++)
+			ascii = !IS_HIGHBIT_SET(s[i]);
+		while (p > (const unsigned char *) s && (*p & 0xc0) == 0x80)
+			p--;
+		first = utf8_to_unicode((const unsigned char *) s);
+		last = utf8_to_unicode(p);
+	}
+	if (IsWhiteSpace(first) || IsWhiteSpace(last))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must not begin or end with white space", argname),
+				 errdetail("It %s with the character U+%04X.",
+						   IsWhiteSpace(first) ? "begins" : "ends",
+						   IsWhiteSpace(first) ? first : last),
+				 errhint("Trim the value: \" a\" and \"a\" would look the same in every message.")));
+	if (GetDatabaseEncoding() == PG_UTF8 && !ascii &&
+		!DatumGetBool(DirectFunctionCall2(unicode_is_normalized,
+										  PointerGetDatum(cstring_to_text_with_len(s, len)),
+										  CStringGetTextDatum("NFC"))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s must be in Unicode normalization form NFC", argname),
+				 errhint("Normalize it first, e.g. with normalize(value, NFC): the same text in another form would name a second %s that looks identical.",
+						 argname)));
+}
+
+/*
  * CheckIdentifier
  *		Length in characters within 1..maxchars and no control character
  *		(below U+0020, or U+007F).  UTF-8 and the other server encodings keep
  *		those bytes for those characters only, so a byte scan is exact.
+ *		With NAME_CANONICAL in flags, also CheckCanonical.  Errors: 22023.
  */
 static void
-CheckIdentifier(const char *argname, const char *s, int len, int maxchars)
+CheckIdentifier(const char *argname, const char *s, int len, int maxchars,
+				int flags)
 {
 	int			nchars;
 	int			i;
@@ -60,17 +130,22 @@ CheckIdentifier(const char *argname, const char *s, int len, int maxchars)
 					 errmsg("%s must not contain control characters", argname),
 					 errdetail("Byte %d is 0x%02x.", i + 1, c)));
 	}
+	if (flags & NAME_CANONICAL)
+		CheckCanonical(argname, s, len);
 }
 
 /*
  * InventoryNameArg
  *		A tenant or SKU argument: not NULL, 1 to 64 characters, no control
- *		characters; "*" only where allow_wildcard (grants).  Returns it as a
+ *		characters; "*" only with NAME_WILDCARD (grants); canonical (see
+ *		CheckCanonical) with NAME_CANONICAL, which functions that create or
+ *		grant something ask for and functions that only look up stored rows
+ *		do not (so rows stored before 0.4 are still found).  Returns it as a
  *		palloc'd C string.  Errors: 22023.
  */
 char *
 InventoryNameArg(FunctionCallInfo fcinfo, int argno, const char *argname,
-				 bool allow_wildcard)
+				 int flags)
 {
 	text	   *t;
 	char	   *s;
@@ -78,9 +153,9 @@ InventoryNameArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 	InventoryRequireArg(fcinfo, argno, argname);
 	t = PG_GETARG_TEXT_PP(argno);
 	CheckIdentifier(argname, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t),
-					INVENTORY_NAME_MAX_CHARS);
+					INVENTORY_NAME_MAX_CHARS, flags);
 	s = text_to_cstring(t);
-	if (!allow_wildcard && strcmp(s, "*") == 0)
+	if (!(flags & NAME_WILDCARD) && strcmp(s, "*") == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s \"*\" is reserved for grants", argname),
@@ -90,18 +165,19 @@ InventoryNameArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 
 /*
  * InventoryKeyArg
- *		A request key: not NULL, 1 to 200 characters, no control characters.
- *		Errors: 22023.
+ *		A request key: not NULL, 1 to 200 characters, no control characters;
+ *		canonical with NAME_CANONICAL.  Errors: 22023.
  */
 char *
-InventoryKeyArg(FunctionCallInfo fcinfo, int argno, const char *argname)
+InventoryKeyArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+				int flags)
 {
 	text	   *t;
 
 	InventoryRequireArg(fcinfo, argno, argname);
 	t = PG_GETARG_TEXT_PP(argno);
 	CheckIdentifier(argname, VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t),
-					INVENTORY_KEY_MAX_CHARS);
+					INVENTORY_KEY_MAX_CHARS, flags);
 	return text_to_cstring(t);
 }
 
@@ -145,33 +221,80 @@ InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 }
 
 /*
- * InventoryTtlArg
- *		The hold time of a reservation: not NULL, above zero and at most
- *		7 days (months count as 30 days, as interval comparison does).
- *		Errors: 22023.
+ * InventoryQuantityArg
+ *		A quantity in units: not NULL, 1 to 2147483647.  hint (or NULL) is
+ *		added to the error.  Errors: 22023.
  */
-Interval *
+int32
+InventoryQuantityArg(FunctionCallInfo fcinfo, int argno, const char *hint)
+{
+	int32		quantity;
+
+	InventoryRequireArg(fcinfo, argno, "quantity");
+	quantity = PG_GETARG_INT32(argno);
+	if (quantity < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("quantity must be at least 1"),
+				 errdetail("The value given is %d.", quantity),
+				 hint ? errhint("%s", hint) : 0));
+	return quantity;
+}
+
+/*
+ * InventoryTtlArg
+ *		The hold time of a reservation (README "Limits", the ttl rule of
+ *		0.4): not NULL, a duration: no months or years component (their
+ *		length depends on the calendar), days of exactly 24 hours.  Above
+ *		zero and at most 7 days.  Returns it in microseconds.  Errors: 22023.
+ */
+int64
 InventoryTtlArg(FunctionCallInfo fcinfo, int argno)
 {
 	Interval   *ttl;
-	Interval	zero = {0, 0, 0};
-	Interval	week = {0, 7, 0};
+	int64		usecs;
+	bool		overflow;
 
 	InventoryRequireArg(fcinfo, argno, "ttl");
 	ttl = PG_GETARG_INTERVAL_P(argno);
-	if (!DatumGetBool(DirectFunctionCall2(interval_gt,
-										  IntervalPGetDatum(ttl),
-										  IntervalPGetDatum(&zero))) ||
-		DatumGetBool(DirectFunctionCall2(interval_gt,
-										 IntervalPGetDatum(ttl),
-										 IntervalPGetDatum(&week))))
+	if (ttl->month != 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ttl must not have a months or years component"),
+				 errdetail("The value given is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(ttl)))),
+				 errhint("Give the hold time in days (of 24 hours), hours, minutes or seconds.")));
+	overflow = pg_mul_s64_overflow((int64) ttl->day, USECS_PER_DAY, &usecs) ||
+		pg_add_s64_overflow(usecs, ttl->time, &usecs);
+	if (overflow || usecs <= 0 || usecs > INVENTORY_TTL_MAX_USECS)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("ttl must be above zero and at most 7 days"),
 				 errdetail("The value given is %s.",
 						   DatumGetCString(DirectFunctionCall1(interval_out,
 															   IntervalPGetDatum(ttl))))));
-	return ttl;
+	return usecs;
+}
+
+/*
+ * InventoryExpiry
+ *		expires_at of a hold of ttl_usecs microseconds that starts at now:
+ *		the same instant whatever the session's TimeZone.  Errors: 22008
+ *		when it falls outside the timestamp range (a clock pinned near its
+ *		end).
+ */
+TimestampTz
+InventoryExpiry(TimestampTz now, int64 ttl_usecs)
+{
+	TimestampTz expires_at;
+
+	if (pg_add_s64_overflow(now, ttl_usecs, &expires_at) ||
+		!IS_VALID_TIMESTAMP(expires_at))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATETIME_VALUE_OUT_OF_RANGE),
+				 errmsg("expiry of the reservation is out of range")));
+	return expires_at;
 }
 
 static int
@@ -299,7 +422,7 @@ InventoryParseLines(Jsonb *jb, InventoryLines *lines)
 		if (sku.type != jbvString)
 			LineError(i, "sku must be a JSON string");
 		CheckIdentifier("sku", sku.val.string.val, sku.val.string.len,
-						INVENTORY_NAME_MAX_CHARS);
+						INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
 		lines->items[i].sku = pnstrdup(sku.val.string.val, sku.val.string.len);
 		lines->items[i].quantity = LineQuantity(i, &qty);
 	}
@@ -375,4 +498,60 @@ InventoryQuantityArray(const InventoryLines *lines, Oid elemtype)
 											   4, true, TYPALIGN_INT));
 	return PointerGetDatum(construct_array(elems, lines->count, INT8OID,
 										   8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/* texts as a text[] Datum */
+Datum
+InventoryTextArray(const char *const *items, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		elems[i] = CStringGetTextDatum(items[i]);
+	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
+										   TYPALIGN_INT));
+}
+
+/* bigints as an int8[] Datum */
+Datum
+InventoryInt8Array(const int64 *items, int n)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	int			i;
+
+	for (i = 0; i < n; i++)
+		elems[i] = Int64GetDatum(items[i]);
+	return PointerGetDatum(construct_array(elems, n, INT8OID, 8,
+										   FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
+}
+
+/*
+ * InventoryUnknownSku
+ *		Raises IN002: the tenant never stocked the SKU.  hint NULL gives the
+ *		usual hint.
+ */
+void
+InventoryUnknownSku(const char *tenant, const char *sku, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
+			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
+			 errhint("%s", hint ? hint : "An operator creates a SKU by restocking it.")));
+}
+
+/*
+ * InventoryKeyReused
+ *		Raises IN001: the request key was used with a different payload;
+ *		detail says what is stored and what was asked, hint what to do.
+ */
+void
+InventoryKeyReused(const char *key, const char *detail, const char *hint)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INVENTORY_KEY_REUSED),
+			 errmsg("request key \"%s\" was already used with a different payload",
+					key),
+			 errdetail("%s", detail),
+			 errhint("%s", hint)));
 }

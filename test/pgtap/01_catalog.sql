@@ -1,6 +1,6 @@
 -- test/pgtap/01_catalog.sql
 --
--- The shape of the extension as CONTRACT.md fixes it: schema, relations and
+-- The shape of the extension as the README's reference fixes it: schema, relations and
 -- their columns, the inventory.outcome type, every function with its
 -- argument types, parameter names, defaults and result, comments on every
 -- public object, EXECUTE revoked from PUBLIC, pinned search_path, named
@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(136);
+SELECT plan(150);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -34,7 +34,10 @@ SELECT has_table('inventory', 'reservation', 'inventory.reservation is a table')
 SELECT has_table('inventory', 'reservation_line', 'inventory.reservation_line is a table');
 SELECT has_table('inventory', 'stock_ledger', 'inventory.stock_ledger is a table');
 SELECT has_table('inventory', 'reservation_transition', 'inventory.reservation_transition is a table');
-SELECT has_table('inventory', 'tenant_member', 'inventory.tenant_member is a table');
+SELECT has_relation('inventory', 'tenant_member', 'inventory.tenant_member exists');
+SELECT has_view('inventory', 'tenant_member', 'inventory.tenant_member is the view of the live grants (0.4)');
+SELECT has_table('inventory', 'tenant_grant', 'inventory.tenant_grant is a table (0.4)');
+SELECT has_domain('inventory', 'tenant_grantee', 'the grant marker inventory.tenant_grantee exists (0.4)');
 SELECT has_table('inventory', 'outbox', 'inventory.outbox is a table');
 
 /* ------------------------------------------------------------------
@@ -164,6 +167,17 @@ SELECT has_function('inventory', 'expire_due', ARRAY['integer'], 'expire_due(int
 SELECT has_function('inventory', 'check_invariants', ARRAY[]::name[], 'check_invariants() exists');
 SELECT has_function('inventory', 'grant_tenant', ARRAY['text', 'regrole'], 'grant_tenant(text, regrole) exists');
 SELECT has_function('inventory', 'revoke_tenant', ARRAY['text', 'regrole'], 'revoke_tenant(text, regrole) exists');
+SELECT has_function('inventory', 'relay_claim', ARRAY['text', 'integer', 'interval'], 'relay_claim(text, integer, interval) exists');
+SELECT has_function('inventory', 'relay_mark_published', ARRAY['text', 'bigint[]'], 'relay_mark_published(text, bigint[]) exists');
+SELECT has_function('inventory', 'relay_mark_failed', ARRAY['text', 'bigint[]', 'text', 'integer', 'interval', 'interval'], 'relay_mark_failed(text, bigint[], text, integer, interval, interval) exists');
+SELECT has_function('inventory', 'relay_release', ARRAY['text', 'bigint[]'], 'relay_release(text, bigint[]) exists');
+SELECT has_function('inventory', 'requeue_dead_letters', ARRAY['bigint[]'], 'requeue_dead_letters(bigint[]) exists');
+SELECT has_function('inventory', 'discard_dead_letters', ARRAY['bigint[]'], 'discard_dead_letters(bigint[]) exists');
+SELECT has_function('inventory', 'purge_published', ARRAY['interval', 'integer'], 'purge_published(interval, integer) exists');
+SELECT has_function('inventory', 'set_stock_slots', ARRAY['text', 'text', 'integer'], 'set_stock_slots(text, text, integer) exists');
+SELECT has_function('inventory', 'transition_rules', ARRAY[]::name[], 'transition_rules() exists');
+SELECT ok(NOT has_type_privilege('public', 'inventory.tenant_grantee', 'USAGE'),
+	'PUBLIC does not hold the grant marker');
 
 SELECT function_returns('inventory', 'reserve', ARRAY['text', 'text', 'text', 'integer', 'interval'], 'inventory.outcome', 'reserve returns inventory.outcome');
 SELECT function_returns('inventory', 'reserve_lines', ARRAY['text', 'text', 'jsonb', 'interval'], 'inventory.outcome', 'reserve_lines returns inventory.outcome');
@@ -333,7 +347,7 @@ SELECT is_empty($$
 		('stock_ledger', 'stock_ledger_delta_sign_matches_kind', 'c'),
 		('reservation_transition', 'reservation_transition_reservation_fk', 'f'),
 		('reservation_transition', 'reservation_transition_state_valid', 'c'),
-		('tenant_member', 'tenant_member_pkey', 'p'),
+		('tenant_grant', 'tenant_grant_pkey', 'p'),
 		('outbox', 'outbox_event_id_unique', 'u'),
 		('outbox', 'outbox_event_type_valid', 'c')
 	  ) AS want(rel, conname, contype)
@@ -409,7 +423,7 @@ SELECT is_empty($$
 	SELECT want.rel
 	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),
 				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
-				   ('inventory.tenant_member'), ('inventory.outbox'),
+				   ('inventory.tenant_grant'), ('inventory.outbox'),
 				   ('inventory.reservation_id_seq'), ('inventory.stock_ledger_id_seq'),
 				   ('inventory.reservation_transition_id_seq'),
 				   ('inventory.outbox_id_seq')) AS want(rel),
@@ -432,10 +446,15 @@ SELECT is_empty($$
 						  WHERE extname = 'pg_inventory')
 $$, 'every sequence owned by a registered table is registered too');
 SELECT is_empty($$
-	SELECT c
-	  FROM pg_catalog.pg_extension e, unnest(e.extcondition) c
+	SELECT r::regclass::text, c
+	  FROM pg_catalog.pg_extension e, unnest(e.extconfig, e.extcondition) AS x(r, c)
 	 WHERE e.extname = 'pg_inventory' AND c <> ''
-$$, 'pg_dump keeps every row of the registered tables (no WHERE filter)');
+	   AND r <> 'inventory.tenant_grant'::regclass
+$$, 'pg_dump keeps every row of the registered tables (no WHERE filter but the grants'')');
+SELECT ok((SELECT c LIKE '%tenant_grantee%'
+			 FROM pg_catalog.pg_extension e, unnest(e.extconfig, e.extcondition) AS x(r, c)
+			WHERE e.extname = 'pg_inventory' AND r = 'inventory.tenant_grant'::regclass),
+	'pg_dump keeps the grants whose role holds the marker');
 SELECT ok(
 	(SELECT 'inventory.stock'::regclass = ANY (extconfig)
 			OR (SELECT relkind FROM pg_catalog.pg_class

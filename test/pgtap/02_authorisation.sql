@@ -1,18 +1,18 @@
 -- test/pgtap/02_authorisation.sql
 --
--- CONTRACT.md "Authorisation": EXECUTE per job, tenant grants checked
+-- README "Roles and grants": EXECUTE per job, tenant grants checked
 -- against the role in effect (SET ROLE honoured, inherited grants count,
 -- superusers act for every tenant), 42501 for everything else, and a
 -- refused call writes nothing.  The roles are created inside the
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(87);
+SELECT plan(88);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
 /* ------------------------------------------------------------------
- * Roles and the grants CONTRACT.md gives each job
+ * Roles and the grants the README gives each job
  * ---------------------------------------------------------------- */
 CREATE ROLE auth_app_a NOLOGIN;
 CREATE ROLE auth_app_b NOLOGIN;
@@ -61,6 +61,8 @@ SELECT is(inventory.grant_tenant('auth-tb', 'auth_app_b'), true,
 	'grant_tenant(auth-tb, app_b) adds a grant');
 SELECT is(inventory.grant_tenant('*', 'auth_consumer'), true,
 	'grant_tenant(*, consumer) adds the wildcard');
+SELECT is(inventory.grant_tenant('*', 'auth_operator'), true,
+	'grant_tenant(*, operator): operators act for every tenant through *');
 SELECT is(inventory.revoke_tenant('auth-tb', 'auth_app_a'), false,
 	'revoking a grant that does not exist returns false');
 
@@ -82,9 +84,9 @@ SELECT throws_ok($$SELECT inventory.revoke_tenant('', 'auth_app_a')$$, '22023',
 SELECT results_eq($$
 	SELECT tenant::text COLLATE "default", member::text FROM inventory.tenant_member
 	 WHERE member::text LIKE 'auth\_%' ORDER BY 1, 2
-$$, $$ VALUES ('*', 'auth_consumer'), ('auth-ta', 'auth_app_a'),
-			  ('auth-tb', 'auth_app_b') $$,
-	'tenant_member holds exactly the three grants made');
+$$, $$ VALUES ('*', 'auth_consumer'), ('*', 'auth_operator'),
+			  ('auth-ta', 'auth_app_a'), ('auth-tb', 'auth_app_b') $$,
+	'tenant_member holds exactly the four grants made');
 
 /* ------------------------------------------------------------------
  * Application role app_a: its tenant only
@@ -156,7 +158,7 @@ SELECT throws_ok($$SELECT * FROM inventory.reservation$$, '42501',
 	NULL, 'app_a cannot read inventory.reservation');
 SELECT throws_ok($$SELECT * FROM inventory.outbox$$, '42501',
 	NULL, 'app_a cannot read inventory.outbox');
-SELECT throws_ok($$INSERT INTO inventory.tenant_member (tenant, member) VALUES ('auth-tb', 'auth_app_a')$$,
+SELECT throws_ok($$INSERT INTO inventory.tenant_grant (tenant, member) VALUES ('auth-tb', 'auth_app_a')$$,
 	'42501', NULL, 'app_a cannot insert a grant directly');
 SELECT throws_ok($$INSERT INTO inventory.stock_slot (tenant, sku, slot, available) VALUES ('auth-ta', 'Z', 0, 100)$$,
 	'42501', NULL, 'app_a cannot insert stock directly');
@@ -241,13 +243,13 @@ RESET ROLE;
 
 /* ------------------------------------------------------------------
  * Operator: stock, expiry, invariants and grants for every tenant,
- * without any tenant grant; reads every tenant's rows
+ * through its grant of '*'; reads every tenant's rows
  * ---------------------------------------------------------------- */
 SET LOCAL ROLE auth_operator;
 SELECT is(inventory.restock('auth-ta', 'rcpt-2', 'A', 5), 15::bigint,
-	'operator restocks auth-ta without a tenant grant');
+	'operator restocks auth-ta through its grant of *');
 SELECT is(inventory.restock('auth-tb', 'rcpt-2', 'B', 5), 12::bigint,
-	'operator restocks auth-tb without a tenant grant');
+	'operator restocks auth-tb through its grant of *');
 SELECT is(inventory.adjust('auth-tb', 'adj-1', 'B', -2, 'loss', 'water damage'), 10::bigint,
 	'operator adjusts auth-tb');
 SELECT lives_ok($$SELECT inventory.expire_due(10)$$, 'operator calls expire_due');

@@ -100,6 +100,9 @@ CREATE ROLE regress_t150_operator;
 GRANT USAGE ON SCHEMA inventory TO regress_t150_app, regress_t150_operator;
 GRANT EXECUTE ON FUNCTION inventory.set_stock_slots(text, text, integer)
   TO regress_t150_operator;
+-- operators act for every tenant through a grant of '*' (EXECUTE alone is
+-- not enough); the application role has EXECUTE but no grant
+SELECT inventory.grant_tenant('*', 'regress_t150_operator');
 SET ROLE regress_t150_app;
 SELECT inventory.set_stock_slots('t150', 'A', 2);
 \echo :LAST_ERROR_SQLSTATE

@@ -1,0 +1,669 @@
+/*
+ * sql/pg_inventory.sql
+ *
+ * The full install script of the current version of pg_inventory (the
+ * Makefile installs it as pg_inventory--<default_version>.sql; the control
+ * file states the version).  This is the one file to edit for the current
+ * version: CREATE EXTENSION runs it alone.  The released versions stay
+ * installable and upgradable through the frozen scripts beside it
+ * (pg_inventory--0.1.sql and the steps pg_inventory--W--X.sql), and the
+ * step into this version must give an upgraded database exactly the objects
+ * this script gives a fresh one (test/scripts/upgrade_test.sh compares
+ * them).
+ *
+ * The tables carry the invariants as constraints; the functions (C, in
+ * src/) are the only write path.  Every identifier column uses the "C"
+ * collation so that the (tenant, sku) lock order in SQL (ORDER BY) is the
+ * byte order the C code sorts by (strcmp).
+ */
+
+-- complain if script is sourced in psql, rather than via CREATE EXTENSION
+\echo Use "CREATE EXTENSION pg_inventory" to load this file. \quit
+
+-- The schema is created by CREATE EXTENSION (control file: schema =
+-- inventory); it is not a member of the extension, so DROP EXTENSION leaves
+-- it (empty) behind.
+COMMENT ON SCHEMA inventory IS
+	'pg_inventory: stock counters, reservations, the transition log, tenant grants and the outbox.';
+
+/* ---------------------------------------------------------------------
+ * Domains: the identifier limits of the contract, held by the database.
+ * ------------------------------------------------------------------- */
+
+-- Tenant and SKU names: 1 to 64 characters, no control characters.
+CREATE DOMAIN inventory.name_id AS text COLLATE "C"
+	CONSTRAINT name_id_length CHECK (char_length(VALUE) BETWEEN 1 AND 64)
+	CONSTRAINT name_id_no_control CHECK (VALUE !~ '[\x01-\x1f\x7f]');
+COMMENT ON DOMAIN inventory.name_id IS
+	'A tenant or SKU name: 1 to 64 characters without control characters.';
+
+-- Request (idempotency) keys: 1 to 200 characters, no control characters.
+CREATE DOMAIN inventory.request_key AS text COLLATE "C"
+	CONSTRAINT request_key_length CHECK (char_length(VALUE) BETWEEN 1 AND 200)
+	CONSTRAINT request_key_no_control CHECK (VALUE !~ '[\x01-\x1f\x7f]');
+COMMENT ON DOMAIN inventory.request_key IS
+	'An idempotency key, scoped by tenant: 1 to 200 characters without control characters.';
+
+/* ---------------------------------------------------------------------
+ * sku: the catalog of SKUs, one row per (tenant, sku), created by restock,
+ * and stock_slot: their counters, split over one or more slots.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.sku (
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	slots		integer NOT NULL DEFAULT 1,
+	created_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT sku_pkey PRIMARY KEY (tenant, sku),
+	CONSTRAINT sku_tenant_not_wildcard CHECK (tenant <> '*'),
+	CONSTRAINT sku_slots_range CHECK (slots BETWEEN 1 AND 256)
+);
+COMMENT ON TABLE inventory.sku IS
+	'The SKUs of each tenant (created by restock) and the number of stock slots their counters are split over.';
+COMMENT ON COLUMN inventory.sku.tenant IS 'Tenant that owns the SKU.';
+COMMENT ON COLUMN inventory.sku.sku IS 'Stock keeping unit, unique within the tenant.';
+COMMENT ON COLUMN inventory.sku.slots IS 'Number of stock slots (1 to 256), set with inventory.set_stock_slots.';
+COMMENT ON COLUMN inventory.sku.created_at IS 'When the SKU was first stocked.';
+
+/* ---------------------------------------------------------------------
+ * The counters, one row per slot.  Per slot, as per SKU, no counter is
+ * negative; the SKU's totals are the sums over its slots.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.stock_slot (
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	slot		integer NOT NULL,
+	available	bigint NOT NULL DEFAULT 0,
+	reserved	bigint NOT NULL DEFAULT 0,
+	consumed	bigint NOT NULL DEFAULT 0,
+	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT stock_slot_pkey PRIMARY KEY (tenant, sku, slot),
+	CONSTRAINT stock_slot_sku_fk FOREIGN KEY (tenant, sku)
+		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT stock_slot_slot_range CHECK (slot BETWEEN 0 AND 255),
+	CONSTRAINT stock_available_nonneg CHECK (available >= 0),
+	CONSTRAINT stock_reserved_nonneg CHECK (reserved >= 0),
+	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0)
+);
+COMMENT ON TABLE inventory.stock_slot IS
+	'Stock counters of one slot of a SKU; a SKU''s counters are the sums over its slots (view inventory.stock). Written only by the pg_inventory functions.';
+COMMENT ON COLUMN inventory.stock_slot.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.stock_slot.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.stock_slot.slot IS 'Slot number, 0 to slots - 1.';
+COMMENT ON COLUMN inventory.stock_slot.available IS 'Units of this slot that can still be reserved.';
+COMMENT ON COLUMN inventory.stock_slot.reserved IS 'Units of this slot held by pending reservations.';
+COMMENT ON COLUMN inventory.stock_slot.consumed IS 'Units of this slot taken by confirmed reservations.';
+COMMENT ON COLUMN inventory.stock_slot.updated_at IS 'When a counter of this slot last changed (pg_inventory clock).';
+
+/* ---------------------------------------------------------------------
+ * inventory.stock: each SKU's totals, as the table showed them before.
+ * ------------------------------------------------------------------- */
+CREATE VIEW inventory.stock AS
+SELECT k.tenant, k.sku, t.available, t.reserved, t.consumed, k.slots,
+	   k.created_at, t.updated_at
+FROM inventory.sku k
+CROSS JOIN LATERAL (
+	SELECT COALESCE(sum(s.available), 0)::bigint AS available,
+		   COALESCE(sum(s.reserved), 0)::bigint AS reserved,
+		   COALESCE(sum(s.consumed), 0)::bigint AS consumed,
+		   max(s.updated_at) AS updated_at
+	FROM inventory.stock_slot s
+	WHERE s.tenant = k.tenant AND s.sku = k.sku) t;
+COMMENT ON VIEW inventory.stock IS
+	'Stock counters per (tenant, sku): the sums over the SKU''s slots. available + reserved + consumed equals the sum of stock_ledger.delta.';
+COMMENT ON COLUMN inventory.stock.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.stock.sku IS 'Stock keeping unit, unique within the tenant.';
+COMMENT ON COLUMN inventory.stock.available IS 'Units that can still be reserved (never negative).';
+COMMENT ON COLUMN inventory.stock.reserved IS 'Units held by pending reservations.';
+COMMENT ON COLUMN inventory.stock.consumed IS 'Units taken by confirmed reservations.';
+COMMENT ON COLUMN inventory.stock.slots IS 'Number of slots the counters are split over.';
+COMMENT ON COLUMN inventory.stock.created_at IS 'When the SKU was first stocked.';
+COMMENT ON COLUMN inventory.stock.updated_at IS 'When a counter last changed (pg_inventory clock).';
+
+/*
+ * A superuser repairing counters by hand (UPDATE inventory.stock SET ...)
+ * changes the lowest slot by the difference; the functions never write
+ * through the view.  Nobody else may write it (no privileges).
+ */
+CREATE FUNCTION inventory._stock_view_update()
+	RETURNS trigger
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	IF NEW.tenant IS DISTINCT FROM OLD.tenant OR NEW.sku IS DISTINCT FROM OLD.sku
+	   OR NEW.slots IS DISTINCT FROM OLD.slots THEN
+		RAISE EXCEPTION 'only the counters of inventory.stock can be changed'
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'Use inventory.set_stock_slots to change the slot count.';
+	END IF;
+	UPDATE inventory.stock_slot s
+	   SET available = s.available + (NEW.available - OLD.available),
+		   reserved = s.reserved + (NEW.reserved - OLD.reserved),
+		   consumed = s.consumed + (NEW.consumed - OLD.consumed)
+	 WHERE s.tenant = OLD.tenant AND s.sku = OLD.sku
+	   AND s.slot = (SELECT min(m.slot) FROM inventory.stock_slot m
+					  WHERE m.tenant = OLD.tenant AND m.sku = OLD.sku);
+	RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION inventory._stock_view_update() IS
+	'INSTEAD OF UPDATE trigger of the view inventory.stock: applies a hand-made change of a counter to the SKU''s lowest slot (superusers only).';
+REVOKE ALL ON FUNCTION inventory._stock_view_update() FROM PUBLIC;
+CREATE TRIGGER stock_view_update INSTEAD OF UPDATE ON inventory.stock
+	FOR EACH ROW EXECUTE FUNCTION inventory._stock_view_update();
+COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
+	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest slot.';
+
+
+/* ---------------------------------------------------------------------
+ * reservation: one row per (tenant, request_key).
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.reservation (
+	id			bigserial NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	request_key inventory.request_key NOT NULL,
+	state		text NOT NULL,
+	expires_at	timestamptz,
+	version		integer NOT NULL DEFAULT 1,
+	reason		text,
+	created_at	timestamptz NOT NULL,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT reservation_pkey PRIMARY KEY (id),
+	CONSTRAINT reservation_request_key_unique UNIQUE (tenant, request_key),
+	CONSTRAINT reservation_state_valid CHECK (state IN ('pending', 'confirmed',
+		'cancelled', 'expired', 'rejected', 'compensated')),
+	CONSTRAINT reservation_expiry_unless_rejected
+		CHECK ((state = 'rejected') = (expires_at IS NULL)),
+	CONSTRAINT reservation_version_positive CHECK (version >= 1),
+	CONSTRAINT reservation_reason_length CHECK (char_length(reason) <= 1000)
+);
+-- expire_due reads pending reservations oldest first: this partial index
+-- holds only pending rows, so its size follows the open reservations, not
+-- the history.
+CREATE INDEX reservation_pending_due ON inventory.reservation (expires_at, id)
+	WHERE state = 'pending';
+COMMENT ON TABLE inventory.reservation IS
+	'One reservation per (tenant, request_key); state moves only through the pg_inventory functions.';
+COMMENT ON COLUMN inventory.reservation.id IS 'Surrogate key, referenced by lines, transitions and events.';
+COMMENT ON COLUMN inventory.reservation.tenant IS 'Tenant that made the reservation.';
+COMMENT ON COLUMN inventory.reservation.request_key IS 'Idempotency key of the reserve call that created it.';
+COMMENT ON COLUMN inventory.reservation.state IS 'pending, confirmed, cancelled, expired, rejected (stored insufficient outcome) or compensated.';
+COMMENT ON COLUMN inventory.reservation.expires_at IS 'When a pending reservation expires (inclusive); NULL for rejected ones.';
+COMMENT ON COLUMN inventory.reservation.version IS 'Starts at 1, incremented by every state change.';
+COMMENT ON COLUMN inventory.reservation.reason IS 'Reason given by the last cancel or compensate, if any.';
+COMMENT ON COLUMN inventory.reservation.created_at IS 'When the reserve call ran (pg_inventory clock).';
+COMMENT ON COLUMN inventory.reservation.updated_at IS 'When the state last changed (pg_inventory clock).';
+COMMENT ON INDEX inventory.reservation_pending_due IS 'Pending reservations by expiry, for expire_due.';
+
+/* ---------------------------------------------------------------------
+ * reservation_line: one row per SKU of a reservation.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.reservation_line (
+	reservation_id bigint NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	quantity	integer NOT NULL,
+	CONSTRAINT reservation_line_pkey PRIMARY KEY (reservation_id, sku),
+	CONSTRAINT reservation_line_reservation_fk FOREIGN KEY (reservation_id)
+		REFERENCES inventory.reservation (id),
+	CONSTRAINT reservation_line_sku_fk FOREIGN KEY (tenant, sku)
+		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT reservation_line_quantity_positive CHECK (quantity >= 1)
+);
+COMMENT ON TABLE inventory.reservation_line IS
+	'The SKUs of a reservation, one row per SKU with the summed quantity; rejected reservations keep their requested lines.';
+COMMENT ON COLUMN inventory.reservation_line.reservation_id IS 'The reservation.';
+COMMENT ON COLUMN inventory.reservation_line.tenant IS 'The reservation''s tenant (kept for the stock foreign key).';
+COMMENT ON COLUMN inventory.reservation_line.sku IS 'The SKU held.';
+COMMENT ON COLUMN inventory.reservation_line.quantity IS 'Units of the SKU (all request lines of this SKU summed).';
+
+/* ---------------------------------------------------------------------
+ * stock_ledger: every receipt, return, loss and correction.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.stock_ledger (
+	id			bigserial NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	request_key inventory.request_key NOT NULL,
+	kind		text NOT NULL,
+	delta		bigint NOT NULL,
+	reason		text,
+	available_after bigint NOT NULL,
+	actor		text NOT NULL,
+	created_at	timestamptz NOT NULL,
+	CONSTRAINT stock_ledger_pkey PRIMARY KEY (id),
+	CONSTRAINT stock_ledger_request_key_unique UNIQUE (tenant, request_key),
+	CONSTRAINT stock_ledger_sku_fk FOREIGN KEY (tenant, sku)
+		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT stock_ledger_kind_valid
+		CHECK (kind IN ('receipt', 'return', 'loss', 'correction')),
+	CONSTRAINT stock_ledger_delta_sign_matches_kind CHECK (
+		CASE kind WHEN 'receipt' THEN delta > 0 WHEN 'return' THEN delta > 0
+			 WHEN 'loss' THEN delta < 0 ELSE delta <> 0 END),
+	CONSTRAINT stock_ledger_reason_length CHECK (char_length(reason) <= 1000),
+	CONSTRAINT stock_ledger_available_after_nonneg CHECK (available_after >= 0)
+);
+CREATE INDEX stock_ledger_tenant_sku ON inventory.stock_ledger (tenant, sku);
+COMMENT ON TABLE inventory.stock_ledger IS
+	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku) is the net received stock.';
+COMMENT ON COLUMN inventory.stock_ledger.id IS 'Surrogate key in insertion order.';
+COMMENT ON COLUMN inventory.stock_ledger.tenant IS 'Tenant of the stock.';
+COMMENT ON COLUMN inventory.stock_ledger.sku IS 'SKU of the stock.';
+COMMENT ON COLUMN inventory.stock_ledger.request_key IS 'Idempotency key of the restock or adjust call (its own namespace).';
+COMMENT ON COLUMN inventory.stock_ledger.kind IS 'receipt (restock), return, loss or correction (adjust).';
+COMMENT ON COLUMN inventory.stock_ledger.delta IS 'Units added (positive) or removed (negative).';
+COMMENT ON COLUMN inventory.stock_ledger.reason IS 'Free-text reason given by the caller.';
+COMMENT ON COLUMN inventory.stock_ledger.available_after IS 'stock.available right after this record; what a replay returns.';
+COMMENT ON COLUMN inventory.stock_ledger.actor IS 'Role in effect when the call ran.';
+COMMENT ON COLUMN inventory.stock_ledger.created_at IS 'When the call ran (pg_inventory clock).';
+COMMENT ON INDEX inventory.stock_ledger_tenant_sku IS 'Ledger sums per SKU for check_invariants.';
+
+/* ---------------------------------------------------------------------
+ * reservation_transition: the transition log.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.reservation_transition (
+	id			bigserial NOT NULL,
+	reservation_id bigint NOT NULL,
+	from_state	text,
+	to_state	text NOT NULL,
+	reason		text,
+	actor		text NOT NULL,
+	version		integer NOT NULL,
+	created_at	timestamptz NOT NULL,
+	CONSTRAINT reservation_transition_pkey PRIMARY KEY (id),
+	CONSTRAINT reservation_transition_reservation_fk FOREIGN KEY (reservation_id)
+		REFERENCES inventory.reservation (id),
+	-- one log row per version: a transition cannot be logged twice
+	CONSTRAINT reservation_transition_one_per_version
+		UNIQUE (reservation_id, version),
+	CONSTRAINT reservation_transition_state_valid CHECK (to_state IN ('pending',
+		'confirmed', 'cancelled', 'expired', 'rejected', 'compensated'))
+);
+COMMENT ON TABLE inventory.reservation_transition IS
+	'Transition log: one row per state change of a reservation, including the stored rejection (from NULL to rejected).';
+COMMENT ON COLUMN inventory.reservation_transition.id IS 'Surrogate key in insertion order.';
+COMMENT ON COLUMN inventory.reservation_transition.reservation_id IS 'The reservation.';
+COMMENT ON COLUMN inventory.reservation_transition.from_state IS 'State before the change; NULL when the reservation was created.';
+COMMENT ON COLUMN inventory.reservation_transition.to_state IS 'State after the change.';
+COMMENT ON COLUMN inventory.reservation_transition.reason IS 'Reason given by the caller, or the rule that applied (expiry).';
+COMMENT ON COLUMN inventory.reservation_transition.actor IS 'Role in effect when the call ran.';
+COMMENT ON COLUMN inventory.reservation_transition.version IS 'Reservation version after the change.';
+COMMENT ON COLUMN inventory.reservation_transition.created_at IS 'When the change happened (pg_inventory clock).';
+
+/* ---------------------------------------------------------------------
+ * Tenant grants: which roles may act for which tenants.  A grant is a row
+ * of tenant_grant whose member also holds USAGE on the marker type
+ * tenant_grantee: the privilege makes PostgreSQL track the grant as a
+ * dependency of the role (pg_shdepend).  DROP ROLE of a granted role fails
+ * with PostgreSQL's own error until revoke_tenant or DROP OWNED BY (which
+ * revokes the marker) ends its grants; pg_dump writes the rows with role
+ * names and the marker as a GRANT, and leaves out rows whose role lost the
+ * marker.  The view tenant_member shows the live grants; grant_tenant and
+ * revoke_tenant are the only writers.
+ * ------------------------------------------------------------------- */
+CREATE DOMAIN inventory.tenant_grantee AS boolean;
+COMMENT ON DOMAIN inventory.tenant_grantee IS
+	'Marker of tenant grants, never used as a type: grant_tenant gives a role USAGE on it with its first grant and revoke_tenant takes it back with the last, so that PostgreSQL keeps the grants as a dependency of the role.';
+REVOKE ALL ON TYPE inventory.tenant_grantee FROM PUBLIC;
+
+CREATE TABLE inventory.tenant_grant (
+	tenant		text COLLATE "C" NOT NULL,
+	member		regrole NOT NULL,
+	granted_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT tenant_grant_pkey PRIMARY KEY (tenant, member),
+	CONSTRAINT tenant_grant_tenant_valid CHECK (tenant = '*' OR (
+		char_length(tenant) BETWEEN 1 AND 64 AND tenant !~ '[\x01-\x1f\x7f]'))
+);
+COMMENT ON TABLE inventory.tenant_grant IS
+	'Tenant grants as stored: a row is a live grant while its member holds USAGE on inventory.tenant_grantee (see the view inventory.tenant_member); written only by grant_tenant and revoke_tenant.';
+COMMENT ON COLUMN inventory.tenant_grant.tenant IS 'Tenant name, or * for every tenant.';
+COMMENT ON COLUMN inventory.tenant_grant.member IS 'Role granted.';
+COMMENT ON COLUMN inventory.tenant_grant.granted_at IS 'When the grant was made.';
+
+CREATE VIEW inventory.tenant_member AS
+SELECT g.tenant, g.member, g.granted_at
+FROM inventory.tenant_grant g
+WHERE g.member::oid IN (
+	SELECT a.grantee
+	FROM pg_catalog.pg_type t
+	CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a
+	WHERE t.oid = 'inventory.tenant_grantee'::regtype);
+COMMENT ON VIEW inventory.tenant_member IS
+	'Tenant grants, one row per (tenant, member): the member role (or a role that has its privileges) may act for the tenant; tenant ''*'' means every tenant. Managed with grant_tenant and revoke_tenant.';
+COMMENT ON COLUMN inventory.tenant_member.tenant IS 'Tenant name, or * for every tenant.';
+COMMENT ON COLUMN inventory.tenant_member.member IS 'Role granted.';
+COMMENT ON COLUMN inventory.tenant_member.granted_at IS 'When the grant was made.';
+
+/* ---------------------------------------------------------------------
+ * outbox: one event per change of stock or state, written in the same
+ * transaction as the change; a relay publishes it (at least once).
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.outbox (
+	id			bigserial NOT NULL,
+	event_id	uuid NOT NULL,
+	event_type	text NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	reservation_id bigint,
+	payload		jsonb NOT NULL,
+	created_at	timestamptz NOT NULL,
+	attempts	integer NOT NULL DEFAULT 0,
+	next_attempt_at timestamptz,
+	published_at timestamptz,
+	last_error	text,
+	dead_at		timestamptz,
+	claimed_until timestamptz,
+	claimed_by	text,
+	CONSTRAINT outbox_pkey PRIMARY KEY (id),
+	CONSTRAINT outbox_event_id_unique UNIQUE (event_id),
+	CONSTRAINT outbox_event_type_valid CHECK (event_type IN (
+		'reservation.reserved', 'reservation.confirmed',
+		'reservation.cancelled', 'reservation.expired',
+		'reservation.compensated', 'stock.restocked', 'stock.adjusted')),
+	CONSTRAINT outbox_attempts_nonneg CHECK (attempts >= 0),
+	CONSTRAINT outbox_reservation_fk FOREIGN KEY (reservation_id)
+		REFERENCES inventory.reservation (id),
+	CONSTRAINT outbox_dead_unpublished
+		CHECK (dead_at IS NULL OR published_at IS NULL),
+	CONSTRAINT outbox_claimed_by_length CHECK (char_length(claimed_by) <= 64)
+);
+-- the relay's work queue: only unpublished, live events
+CREATE INDEX outbox_unpublished ON inventory.outbox (id)
+	WHERE published_at IS NULL AND dead_at IS NULL;
+CREATE INDEX outbox_reservation ON inventory.outbox (reservation_id, id)
+	WHERE reservation_id IS NOT NULL;
+COMMENT ON TABLE inventory.outbox IS
+	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay.';
+COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation.';
+COMMENT ON COLUMN inventory.outbox.event_id IS 'Unique event id; consumers deduplicate on it (AMQP message_id).';
+COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated, stock.restocked|adjusted (AMQP routing key).';
+COMMENT ON COLUMN inventory.outbox.tenant IS 'Tenant the event belongs to.';
+COMMENT ON COLUMN inventory.outbox.reservation_id IS 'Reservation the event belongs to (NULL for stock events); events of one reservation are published in order.';
+COMMENT ON COLUMN inventory.outbox.payload IS 'The event as JSON; can be acted on alone.';
+COMMENT ON COLUMN inventory.outbox.created_at IS 'When the change happened (pg_inventory clock).';
+COMMENT ON COLUMN inventory.outbox.attempts IS 'Publish attempts that failed so far.';
+COMMENT ON COLUMN inventory.outbox.next_attempt_at IS 'Earliest time of the next publish attempt after a failure (NULL: now).';
+COMMENT ON COLUMN inventory.outbox.published_at IS 'When the broker confirmed the event; NULL while unpublished.';
+COMMENT ON COLUMN inventory.outbox.last_error IS 'Error of the last failed publish attempt.';
+COMMENT ON COLUMN inventory.outbox.dead_at IS 'When the event was dead-lettered after too many attempts; NULL while live.';
+COMMENT ON COLUMN inventory.outbox.claimed_until IS
+	'End of the lease of the relay that claimed the event; NULL or past: free to claim.';
+COMMENT ON COLUMN inventory.outbox.claimed_by IS
+	'Name of the relay that last claimed the event.';
+COMMENT ON INDEX inventory.outbox_unpublished IS 'Unpublished live events in id order, for relays.';
+COMMENT ON INDEX inventory.outbox_reservation IS 'Events of one reservation in order, for per-reservation ordering.';
+
+-- dead letters, for operators and the metrics view
+CREATE INDEX outbox_dead ON inventory.outbox (id) WHERE dead_at IS NOT NULL;
+COMMENT ON INDEX inventory.outbox_dead IS 'Dead-lettered events, for operators.';
+-- retention deletes by publication time
+CREATE INDEX outbox_published_at ON inventory.outbox (published_at)
+	WHERE published_at IS NOT NULL;
+COMMENT ON INDEX inventory.outbox_published_at IS 'Published events by time, for purge_published.';
+
+/* ---------------------------------------------------------------------
+ * Metrics an operator (and the relay) reads.  Each figure comes from a
+ * partial index, so the view stays cheap on a large outbox.  A view runs
+ * with its owner's privileges: granting SELECT on it shows the figures,
+ * not the events.
+ * ------------------------------------------------------------------- */
+CREATE VIEW inventory.outbox_metrics AS
+SELECT
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL) AS unpublished,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.attempts > 0) AS retrying,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.dead_at IS NOT NULL) AS dead_lettered,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at >= pg_catalog.now() - interval '1 minute') AS published_last_minute,
+	(SELECT o.created_at FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+	  ORDER BY o.id LIMIT 1) AS oldest_unpublished_at,
+	COALESCE(EXTRACT(epoch FROM pg_catalog.now() - (SELECT o.created_at
+	  FROM inventory.outbox o WHERE o.published_at IS NULL AND o.dead_at IS NULL
+	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
+COMMENT ON VIEW inventory.outbox_metrics IS
+	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds).';
+COMMENT ON COLUMN inventory.outbox_metrics.unpublished IS 'Live events not yet published.';
+COMMENT ON COLUMN inventory.outbox_metrics.retrying IS 'Live unpublished events with at least one failed attempt.';
+COMMENT ON COLUMN inventory.outbox_metrics.dead_lettered IS 'Events dead-lettered after too many failed attempts.';
+COMMENT ON COLUMN inventory.outbox_metrics.published_last_minute IS 'Events published in the last minute.';
+COMMENT ON COLUMN inventory.outbox_metrics.oldest_unpublished_at IS 'created_at of the oldest live unpublished event.';
+COMMENT ON COLUMN inventory.outbox_metrics.lag_seconds IS 'Age in seconds of the oldest live unpublished event (0 when none).';
+/* ---------------------------------------------------------------------
+ * Only the functions write: nobody but the owner has table privileges.
+ * pg_dump keeps the user data (and sequence positions) of every table, and
+ * the grants' marker privileges (as GRANT statements to role names).
+ * ------------------------------------------------------------------- */
+REVOKE ALL ON ALL TABLES IN SCHEMA inventory FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA inventory FROM PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('inventory.sku', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_slot', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_ledger', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_ledger_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_id_seq', '');
+-- only live grants: a row whose role lost the marker is left out
+SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
+	'WHERE member::oid IN (SELECT a.grantee FROM pg_catalog.pg_type t '
+	'CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a '
+	'WHERE t.oid = ''inventory.tenant_grantee''::pg_catalog.regtype)');
+SELECT pg_catalog.pg_extension_config_dump('inventory.outbox', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_id_seq', '');
+
+/* ---------------------------------------------------------------------
+ * The result type of the reservation functions.
+ * ------------------------------------------------------------------- */
+CREATE TYPE inventory.outcome AS (
+	status		text,
+	state		text,
+	applied		boolean,
+	reservation_id bigint,
+	sku			text,
+	quantity	integer,
+	expires_at	timestamptz
+);
+COMMENT ON TYPE inventory.outcome IS
+	'Result of the reservation functions: what the call amounts to (status), the effective state after it, whether it changed data, and the reservation it concerns.';
+COMMENT ON COLUMN inventory.outcome.status IS 'What this call amounts to (reserved, insufficient, confirmed, expired, cancelled, compensated, pending, not_found).';
+COMMENT ON COLUMN inventory.outcome.state IS 'The reservation''s effective state after the call; NULL if there is none.';
+COMMENT ON COLUMN inventory.outcome.applied IS 'True only if this call changed data.';
+COMMENT ON COLUMN inventory.outcome.reservation_id IS 'The reservation''s id; NULL if there is none.';
+COMMENT ON COLUMN inventory.outcome.sku IS 'The SKU when the reservation has one distinct SKU; NULL for several.';
+COMMENT ON COLUMN inventory.outcome.quantity IS 'Units of the reservation, all lines summed.';
+COMMENT ON COLUMN inventory.outcome.expires_at IS 'When the reservation expires (NULL for a rejected one).';
+
+/* ---------------------------------------------------------------------
+ * Functions.  All are SECURITY INVOKER with a pinned search_path: the C
+ * code checks the role in effect at the call (GetUserId(), so SET ROLE is
+ * honoured) against the tenant grants, then runs its statements as the
+ * extension owner (SetUserIdAndSecContext), as pg_cron does.  The comments
+ * are the reference of each function (README "SQL API" says the same).
+ * ------------------------------------------------------------------- */
+
+CREATE FUNCTION inventory.reserve(tenant text, request_key text, sku text,
+		quantity integer, ttl interval DEFAULT '15 minutes')
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_reserve';
+COMMENT ON FUNCTION inventory.reserve(text, text, text, integer, interval) IS
+	'Holds quantity units (1 to 2147483647) of sku for tenant during ttl (a duration above zero and at most 7 days, without months or years; days of 24 hours), idempotent on (tenant, request_key): the same key and payload return the stored outcome with applied = false. Status reserved (state pending) or insufficient (state rejected, stored and frozen). Call it as SELECT * FROM inventory.reserve(...): (inventory.reserve(...)).* runs it once per column. Errors: 22023 bad argument (also a tenant, key or SKU not in Unicode NFC or with white space at either end), 42501 tenant not granted, IN002 SKU never stocked, IN001 key used with another payload.';
+
+CREATE FUNCTION inventory.reserve_lines(tenant text, request_key text,
+		lines jsonb, ttl interval DEFAULT '15 minutes')
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_reserve_lines';
+COMMENT ON FUNCTION inventory.reserve_lines(text, text, jsonb, interval) IS
+	'Holds every line of [{"sku": ..., "quantity": ...}, ...] (1 to 100 lines, the same SKU summed, at most 2147483647 units in all) or none, during ttl as reserve, idempotent on (tenant, request_key) with the set of (sku, summed quantity) as payload. Status reserved or insufficient. Call it as SELECT * FROM inventory.reserve_lines(...). Errors: 22023, 42501, IN002, IN001.';
+
+CREATE FUNCTION inventory.confirm(tenant text, request_key text)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_confirm';
+COMMENT ON FUNCTION inventory.confirm(text, text) IS
+	'Turns an unexpired pending reservation into confirmed (reserved units become consumed); a due one is expired instead (applied); other states are reported unchanged. Status confirmed, expired, cancelled, insufficient, compensated or not_found. Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.cancel(tenant text, request_key text,
+		reason text DEFAULT NULL)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_cancel';
+COMMENT ON FUNCTION inventory.cancel(text, text, text) IS
+	'Releases a pending reservation''s units (state cancelled, reason at most 1000 characters or NULL); a due one is expired instead; other states are reported unchanged. Status cancelled, expired, confirmed, insufficient, compensated or not_found. Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.compensate(tenant text, request_key text,
+		reason text)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_compensate';
+COMMENT ON FUNCTION inventory.compensate(text, text, text) IS
+	'After fulfillment failed: a confirmed reservation becomes compensated and its units return from consumed to available, once; reason (1 to 1000 characters) is required. Status compensated, pending, cancelled, expired, insufficient or not_found. Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.lookup(tenant text, request_key text)
+	RETURNS inventory.outcome
+	LANGUAGE C STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_lookup';
+COMMENT ON FUNCTION inventory.lookup(text, text) IS
+	'Reports the stored outcome of the reserve call with this key (reserved, insufficient or not_found) and the effective state; never changes data. A client whose call timed out looks up, then retries with the same key. Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.expire_due(max_rows integer DEFAULT 1000)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_expire_due';
+COMMENT ON FUNCTION inventory.expire_due(integer) IS
+	'Expires at most max_rows (at least 1) due pending reservations (expires_at <= clock), oldest first, skipping rows other transactions hold, and returns their units to available; returns how many it expired. A reservation whose rows are broken is skipped with a WARNING, never stopping the others. Errors: 22023.';
+
+CREATE FUNCTION inventory.restock(tenant text, request_key text, sku text,
+		quantity integer, reason text DEFAULT NULL)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_restock';
+COMMENT ON FUNCTION inventory.restock(text, text, text, integer, text) IS
+	'Records a receipt of quantity units (1 to 2147483647) of sku for tenant, creating the SKU if new, idempotent on (tenant, request_key) among ledger keys; returns available after it (a replay returns the value stored with the record). Errors: 22023 bad argument, 42501 tenant not granted, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
+		delta bigint, kind text, reason text)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_adjust';
+COMMENT ON FUNCTION inventory.adjust(text, text, text, bigint, text, text) IS
+	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of available units with a reason, idempotent on (tenant, request_key) among ledger keys; returns available after it. Units held by pending reservations are never adjusted away. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN003 available would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.check_invariants()
+	RETURNS TABLE(tenant text, sku text, check_name text, detail text)
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_check_invariants';
+COMMENT ON FUNCTION inventory.check_invariants() IS
+	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog.';
+
+CREATE FUNCTION inventory.grant_tenant(tenant text, member regrole)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_grant_tenant';
+COMMENT ON FUNCTION inventory.grant_tenant(text, regrole) IS
+	'Lets member (and roles that have its privileges) act for tenant (* for every tenant); returns whether a grant was added. The caller must itself act for tenant (for *: hold a grant of *) or be a superuser. The grant follows the role: the role gets USAGE on inventory.tenant_grantee, so DROP ROLE fails until its grants are revoked (or DROP OWNED BY ends them). Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.revoke_tenant(tenant text, member regrole)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_revoke_tenant';
+COMMENT ON FUNCTION inventory.revoke_tenant(text, regrole) IS
+	'Removes the grant of exactly (tenant, member); revoking * removes the wildcard only; returns whether a grant was removed. The caller must act for tenant as for grant_tenant. Errors: 22023, 42501.';
+
+CREATE FUNCTION inventory.relay_claim(relay text, batch_size integer DEFAULT 100,
+		lease interval DEFAULT '30 seconds')
+	RETURNS TABLE(id bigint, event_id uuid, event_type text, tenant text,
+				  reservation_id bigint, payload jsonb, attempts integer)
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_relay_claim';
+COMMENT ON FUNCTION inventory.relay_claim(text, integer, interval) IS
+	'Leases up to batch_size (1 to 10000) committed, unpublished, live events that are due, in id order, to relay (a name of 1 to 64 characters) for lease (above 0, at most 1 hour); only the first unpublished event of a reservation is handed out. Relays never wait for each other (SKIP LOCKED). Errors: 22023.';
+
+CREATE FUNCTION inventory.relay_mark_published(relay text, ids bigint[])
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_relay_mark_published';
+COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023.';
+
+CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text,
+		max_attempts integer DEFAULT 10, backoff interval DEFAULT '1 second',
+		max_backoff interval DEFAULT '5 minutes')
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_relay_mark_failed';
+COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023.';
+
+CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_relay_release';
+COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023.';
+
+CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
+COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[]) IS
+	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many.';
+
+CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
+COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[]) IS
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023.';
+
+CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
+		max_rows integer DEFAULT 10000)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_purge_published';
+COMMENT ON FUNCTION inventory.purge_published(interval, integer) IS
+	'Retention: deletes at most max_rows (1 to 1000000) events published more than older_than ago, oldest first; never dead letters or unpublished events. The worker runs it with pg_inventory.outbox_retention. Returns how many. Errors: 22023.';
+
+CREATE FUNCTION inventory.set_stock_slots(tenant text, sku text, slots integer)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_stock_slots';
+COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
+	'Splits the SKU''s counters over slots (1 to 256) so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
+
+CREATE FUNCTION inventory.transition_rules()
+	RETURNS TABLE(call text, from_state text, to_state text,
+				  moves_from text, moves_to text)
+	LANGUAGE C IMMUTABLE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_transition_rules';
+COMMENT ON FUNCTION inventory.transition_rules() IS
+	'The state machine of the reservation functions, one row per rule: the call (expire: expire_due, or any call that finds a due pending reservation), the state before (NULL: a new reservation), the state after, and the counters the units leave and enter (NULL: nothing moves).';
+
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;

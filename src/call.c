@@ -1,0 +1,221 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/call.c
+ *		The call context of every SQL-callable function: who called, as
+ *		whom the statements run, and the internal subtransactions that run
+ *		inside a call (README "Roles and grants").
+ *
+ * Pattern: SECURITY INVOKER functions with a pinned search_path (the SET
+ * clause in the install script).  EXECUTE, granted per role, decides which
+ * functions a role may call; the role in effect at the call (GetUserId(),
+ * so SET ROLE and an enclosing SECURITY DEFINER function are honoured) is
+ * checked against the tenant grants (auth.c); then the statements run as
+ * the owner of the function (the extension's owner) through
+ * SetUserIdAndSecContext, as pg_cron does, because callers have no table
+ * privileges: the functions are the only write path.
+ *
+ * Errors leave the caller as it was.  The switch to the owner is undone by
+ * InventoryEndCall on the normal path and, on an error, by the abort of the
+ * (sub)transaction that was current when the call began: PostgreSQL
+ * restores the user and security context saved when that (sub)transaction
+ * started, so a caller that catches the error (a savepoint, a PL/pgSQL
+ * EXCEPTION block) continues as itself.  An internal subtransaction begun
+ * after the switch would restore the owner instead; so every internal
+ * subtransaction goes through InventorySubtransaction or
+ * InventoryTrySubtransaction, which roll it back on every error path
+ * before the error travels on.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_proc.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
+#include "utils/syscache.h"
+
+#include "pg_inventory.h"
+#include "storage.h"
+
+/*
+ * InventoryCallCache
+ *		What a call site keeps between calls (fn_extra): the owner of the
+ *		called function, looked up once, and the result descriptor.
+ */
+InventoryFnCache *
+InventoryCallCache(FunctionCallInfo fcinfo)
+{
+	InventoryFnCache *cache = (InventoryFnCache *) fcinfo->flinfo->fn_extra;
+
+	if (cache == NULL)
+	{
+		HeapTuple	tup;
+
+		tup = SearchSysCache1(PROCOID, ObjectIdGetDatum(fcinfo->flinfo->fn_oid));
+		if (!HeapTupleIsValid(tup))
+			elog(ERROR, "cache lookup failed for function %u",
+				 fcinfo->flinfo->fn_oid);
+		cache = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt,
+									   sizeof(InventoryFnCache));
+		cache->owner = ((Form_pg_proc) GETSTRUCT(tup))->proowner;
+		ReleaseSysCache(tup);
+		fcinfo->flinfo->fn_extra = cache;
+	}
+	return cache;
+}
+
+/*
+ * SchemaHas
+ *		Whether relation relname exists in schema inventory: how a call
+ *		tells the schema generation installed in this database (two syscache
+ *		lookups, right across ALTER EXTENSION UPDATE).
+ */
+static bool
+SchemaHas(const char *relname)
+{
+	Oid			nsp = get_namespace_oid("inventory", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
+}
+
+/*
+ * InventoryBeginCall
+ *		Starts a call: notes the caller, chooses the storage of the installed
+ *		schema generation (inventory.stock_slot: slots, 0.3 on; else one
+ *		stock row per SKU, 0.1 and 0.2) and how grants are kept
+ *		(inventory.tenant_grant with a marker privilege, 0.4 on),
+ *		connects to SPI, switches to the function owner and, when tenant is
+ *		not NULL, authorises the caller for it (InventoryAuthorise).
+ *
+ * Errors: 42501 when the caller may not act for the tenant.
+ */
+void
+InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
+				   const char *tenant)
+{
+	Oid			owner = InventoryCallCache(fcinfo)->owner;
+
+	call->fcinfo = fcinfo;
+	call->tenant = tenant;
+	call->caller = GetUserId();
+	call->actor = GetUserNameFromId(call->caller, false);
+	call->outer_cxt = CurrentMemoryContext;
+	call->storage = SchemaHas("stock_slot") ? &InventorySlotStorage :
+		&InventoryRowStorage;
+	call->marked_grants = SchemaHas("tenant_grant");
+	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "pg_inventory: SPI_connect failed");
+	SetUserIdAndSecContext(owner, call->save_sec_context |
+						   SECURITY_LOCAL_USERID_CHANGE);
+	if (tenant != NULL)
+		InventoryAuthorise(call, tenant);
+	InventoryFaultPoint("begin");
+}
+
+/* Ends a call: back to the caller's role, SPI disconnected. */
+void
+InventoryEndCall(InventoryCall *call)
+{
+	InventoryFaultPoint("end");
+	SetUserIdAndSecContext(call->save_userid, call->save_sec_context);
+	if (SPI_finish() != SPI_OK_FINISH)
+		elog(ERROR, "pg_inventory: SPI_finish failed");
+}
+
+/*
+ * InventorySubtransaction
+ *		Runs work(arg) in an internal subtransaction: committed when work
+ *		returns true, rolled back (with every row lock it took) when it
+ *		returns false.  An error inside rolls the subtransaction back,
+ *		restores the memory context and resource owner, and is re-thrown:
+ *		nothing the subtransaction did is left behind, and the enclosing
+ *		(sub)transaction's abort then restores the caller's user.  Returns
+ *		what work returned.
+ */
+bool
+InventorySubtransaction(bool (*work) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	bool		kept;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		kept = work(arg);
+	}
+	PG_CATCH();
+	{
+		MemoryContextSwitchTo(cxt);
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		PG_RE_THROW();
+	}
+	PG_END_TRY();
+	if (kept)
+		ReleaseCurrentSubTransaction();
+	else
+		RollbackAndReleaseCurrentSubTransaction();
+	MemoryContextSwitchTo(cxt);
+	CurrentResourceOwner = owner;
+	return kept;
+}
+
+/*
+ * InventoryTrySubtransaction
+ *		Runs work(arg) in an internal subtransaction and commits it.  When
+ *		work raises an error that skip(edata) accepts, the subtransaction is
+ *		rolled back, the error is returned in *skipped (copied into the
+ *		caller's memory context) and the function returns false; any other
+ *		error is rolled back and re-thrown.  Used where one bad row must not
+ *		stop a batch (expire_due).
+ */
+bool
+InventoryTrySubtransaction(void (*work) (void *arg), void *arg,
+						   bool (*skip) (ErrorData *edata),
+						   ErrorData **skipped)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	volatile bool done = true;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(cxt);
+	PG_TRY();
+	{
+		work(arg);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+		if (!skip(edata))
+			ReThrowError(edata);
+		*skipped = edata;
+		done = false;
+	}
+	PG_END_TRY();
+	if (done)
+	{
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(cxt);
+		CurrentResourceOwner = owner;
+	}
+	return done;
+}

@@ -1,0 +1,127 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/statement.c
+ *		The executor of pg_inventory's named statements (see statement.h).
+ *
+ * A statement is prepared on its first use in a backend with a generic plan
+ * and kept with SPI_keepplan, so a call plans nothing.  The functions run
+ * with search_path pinned to pg_catalog, pg_temp (the SET clause of every
+ * function), and every statement writes the objects it uses
+ * schema-qualified, so a caller's search_path can never redirect them.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "nodes/parsenodes.h"
+#include "utils/builtins.h"
+
+#include "statement.h"
+
+/* Adds the statement's name to the CONTEXT of any error it raises. */
+static void
+StatementErrorContext(void *arg)
+{
+	errcontext("pg_inventory statement \"%s\"",
+			   ((InventoryStatement *) arg)->name);
+}
+
+/* Prepares and keeps the statement's plan on first use. */
+static SPIPlanPtr
+StatementPlan(InventoryStatement *stmt)
+{
+	if (stmt->plan == NULL)
+	{
+		SPIPlanPtr	plan;
+
+		/*
+		 * A generic plan from the start: with custom plans the plan cache
+		 * would plan the statement again on every call while it weighs them.
+		 */
+		plan = SPI_prepare_cursor(stmt->sql, stmt->nargs, stmt->argtypes,
+								  CURSOR_OPT_GENERIC_PLAN);
+		if (plan == NULL)
+			elog(ERROR, "pg_inventory: could not prepare statement \"%s\": %s",
+				 stmt->name, SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "pg_inventory: could not keep the plan of statement \"%s\"",
+				 stmt->name);
+		stmt->plan = plan;
+	}
+	return stmt->plan;
+}
+
+static uint64
+Run(InventoryStatement *stmt, Datum *values, const char *nulls,
+	bool read_only, int expected_rc)
+{
+	ErrorContextCallback context;
+	int			rc;
+
+	context.callback = StatementErrorContext;
+	context.arg = stmt;
+	context.previous = error_context_stack;
+	error_context_stack = &context;
+	rc = SPI_execute_plan(StatementPlan(stmt), values, nulls, read_only, 0);
+	error_context_stack = context.previous;
+	if (rc != expected_rc)
+		elog(ERROR, "pg_inventory: statement \"%s\" returned %s, expected %s",
+			 stmt->name, SPI_result_code_string(rc),
+			 SPI_result_code_string(expected_rc));
+	return SPI_processed;
+}
+
+/*
+ * InventoryRun
+ *		Runs stmt with the parameters values (one per argument; nulls as for
+ *		SPI: ' ' or 'n' per value, or NULL when none is null).
+ *
+ * expected_rc: the exact SPI_OK_* code the statement returns; anything else
+ * is a defect and raises XX000 naming the statement.  Returns SPI_processed;
+ * the rows are in SPI_tuptable until the next statement runs.
+ */
+uint64
+InventoryRun(InventoryStatement *stmt, Datum *values, const char *nulls,
+			 int expected_rc)
+{
+	return Run(stmt, values, nulls, false, expected_rc);
+}
+
+/*
+ * InventoryRunReadOnly
+ *		Runs a SELECT statement read-only (lookup, check_invariants): it sees
+ *		the snapshot of the calling query and cannot write.
+ */
+uint64
+InventoryRunReadOnly(InventoryStatement *stmt, Datum *values,
+					 const char *nulls)
+{
+	return Run(stmt, values, nulls, true, SPI_OK_SELECT);
+}
+
+/* Column col (from 1) of row row of the last statement's result. */
+Datum
+InventoryResultDatum(uint64 row, int col, bool *isnull)
+{
+	return SPI_getbinval(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col,
+						 isnull);
+}
+
+/* The same as a palloc'd C string in the column's output form, NULL if null. */
+char *
+InventoryResultText(uint64 row, int col)
+{
+	return SPI_getvalue(SPI_tuptable->vals[row], SPI_tuptable->tupdesc, col);
+}
+
+/* The same for a bigint column that is never null. */
+int64
+InventoryResultInt64(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = InventoryResultDatum(row, col, &isnull);
+
+	if (isnull)
+		elog(ERROR, "pg_inventory: column %d of the result is null", col);
+	return DatumGetInt64(d);
+}

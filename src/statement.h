@@ -1,0 +1,52 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/statement.h
+ *		The one small executor of pg_inventory: a named SQL statement,
+ *		prepared once per backend and kept (SPI_keepplan), run through SPI.
+ *
+ * Each C file owns its statements, declared beside the code that runs them:
+ *
+ *		static InventoryStatement claim_key = {
+ *			"claim request key",
+ *			"INSERT INTO inventory.reservation ... RETURNING r.id",
+ *			4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+ *		};
+ *		...
+ *		n = InventoryRun(&claim_key, values, NULL, SPI_OK_INSERT_RETURNING);
+ *
+ * Every error raised while a statement runs (a constraint, a lock timeout,
+ * a serialization failure) carries the CONTEXT line
+ * `pg_inventory statement "claim request key"`, and an unexpected SPI
+ * result names the statement too.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef INVENTORY_STATEMENT_H
+#define INVENTORY_STATEMENT_H
+
+#include "postgres.h"
+
+#include "executor/spi.h"
+
+#define INVENTORY_STATEMENT_MAX_ARGS 10
+
+typedef struct InventoryStatement
+{
+	const char *name;			/* what errors call it */
+	const char *sql;			/* every object schema-qualified */
+	int			nargs;
+	Oid			argtypes[INVENTORY_STATEMENT_MAX_ARGS];
+	SPIPlanPtr	plan;			/* prepared on first use, then kept */
+} InventoryStatement;
+
+extern uint64 InventoryRun(InventoryStatement *stmt, Datum *values,
+						   const char *nulls, int expected_rc);
+extern uint64 InventoryRunReadOnly(InventoryStatement *stmt, Datum *values,
+								   const char *nulls);
+
+/* Column col (from 1) of row row of the last result, as a Datum / C string */
+extern Datum InventoryResultDatum(uint64 row, int col, bool *isnull);
+extern char *InventoryResultText(uint64 row, int col);
+extern int64 InventoryResultInt64(uint64 row, int col);
+
+#endif							/* INVENTORY_STATEMENT_H */

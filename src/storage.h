@@ -1,0 +1,83 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/storage.h
+ *		The storage interface: how the counters of a SKU are held, locked
+ *		and moved.  The business code (reservation.c, ledger.c,
+ *		invariants.c) calls only this; which implementation runs is chosen
+ *		once per call by InventoryBeginCall from the installed schema:
+ *
+ *	InventoryRowStorage		0.1 and 0.2: one row of table inventory.stock
+ *							per (tenant, sku) (storage_row.c)
+ *	InventorySlotStorage	0.3 on: a SKU's counters split over slots, rows
+ *							of inventory.stock_slot, with inventory.sku as
+ *							the catalog and inventory.stock a view of the
+ *							totals (storage_slot.c)
+ *
+ * The library serves every installable version, so that a new library runs
+ * the old schema correctly in the time between installing the package and
+ * ALTER EXTENSION pg_inventory UPDATE (README "Upgrading").
+ *
+ * Every implementation locks in the order of pg_inventory.h and keeps each
+ * counter (per slot, and so per SKU) at zero or above with CHECK
+ * constraints.  Quantities are units.
+ *
+ *-------------------------------------------------------------------------
+ */
+#ifndef INVENTORY_STORAGE_H
+#define INVENTORY_STORAGE_H
+
+#include "pg_inventory.h"
+#include "statement.h"
+
+typedef struct InventoryStorage
+{
+	const char *name;
+
+	/* restock: creates (tenant, sku) with all counters 0 if it is new */
+	void		(*ensure_sku) (const char *tenant, const char *sku,
+							   TimestampTz now);
+
+	/*
+	 * reserve: moves every line's units from available to reserved, or none
+	 * of them; returns false (nothing changed) when a line does not fit.
+	 * Errors: IN002 for a SKU the tenant never stocked.
+	 */
+	bool		(*hold) (const char *tenant, const InventoryLines *lines,
+						 TimestampTz now);
+
+	/*
+	 * confirm, cancel, compensate, expiry of one reservation: moves the
+	 * units of lines from counter "from" to counter "to".  The units are
+	 * there (the reservation holds them); anything else is XX000.
+	 */
+	void		(*move) (const char *tenant, const InventoryLines *lines,
+						 InventoryCounter from, InventoryCounter to,
+						 TimestampTz now);
+
+	/*
+	 * expire_due: moves the units of the reservations ids (an int8[]
+	 * Datum), just expired, from reserved back to available, locking every
+	 * SKU concerned in (tenant, sku) order.
+	 */
+	void		(*release) (Datum ids, TimestampTz now);
+
+	/*
+	 * restock, adjust: locks every counter row of the SKU and reads the
+	 * SKU's totals into counts[INVENTORY_COUNTERS]; returns what
+	 * set_available needs, or NULL for a SKU the tenant never stocked.
+	 */
+	void	   *(*lock_sku) (const char *tenant, const char *sku,
+							 int64 *counts);
+
+	/* restock, adjust: sets the available units of a SKU locked above */
+	void		(*set_available) (void *locked, int64 available,
+								  TimestampTz now);
+
+	/* check_invariants: the checks of this layout (rows as the main check) */
+	InventoryStatement *check;
+} InventoryStorage;
+
+extern const InventoryStorage InventoryRowStorage;
+extern const InventoryStorage InventorySlotStorage;
+
+#endif							/* INVENTORY_STORAGE_H */

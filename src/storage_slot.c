@@ -1,0 +1,756 @@
+/*-------------------------------------------------------------------------
+ *
+ * src/storage_slot.c
+ *		Slot storage (schemas 0.3 on): a SKU's counters are split over
+ *		slots, rows of inventory.stock_slot (escrow buckets), so that
+ *		concurrent reservations of a hot SKU take units from different rows
+ *		instead of queueing on one.  See storage.h for the interface; the
+ *		operator function set_stock_slots lives here too.
+ *
+ * Moving units (available -> reserved on reserve, reserved -> consumed on
+ * confirm, ...) first tries one slot that holds enough, taken with SKIP
+ * LOCKED: concurrent callers spread over the slots and never wait there.
+ * When no free slot holds enough, it falls back to locking every slot of
+ * the SKU in slot order and taking from several (greedy, lowest slot
+ * first); a reservation taken this way also spreads the SKU's available
+ * units evenly over its slots again (rebalancing as slots drain).  Per
+ * slot, as per SKU, no counter goes negative (CHECK), so the SKU's totals,
+ * the sums in the view inventory.stock, obey the invariants.
+ *
+ * Lock order (see pg_inventory.h): stock slot rows come after the
+ * reservation row, SKU by SKU in (tenant, sku) order, and within a SKU
+ * either one slot taken with SKIP LOCKED (never waits) or a share lock on
+ * the SKU's catalog row and then all slots in slot order.  set_stock_slots
+ * takes the catalog row (FOR NO KEY UPDATE) before the slots.  Within one
+ * call, a caller that holds a slot of a SKU never waits for a slot of the
+ * same or a lower SKU, so no two calls deadlock.  A transaction that makes
+ * several calls on one slotted SKU can: its first call may hold slot 1
+ * while another's holds slot 0, and both then fall back to all slots; such
+ * a caller retries 40P01, as with any transaction that touches rows in an
+ * order of its own.
+ *
+ *-------------------------------------------------------------------------
+ */
+#include "postgres.h"
+
+#include "catalog/pg_type.h"
+#include "common/int.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+
+#include "inventory_errcodes.h"
+#include "storage.h"
+
+PG_FUNCTION_INFO_V1(inventory_set_stock_slots);
+
+#define INVENTORY_SLOTS_MAX 256
+
+/* One locked slot row as read */
+typedef struct SlotRow
+{
+	char	   *tenant;
+	char	   *sku;
+	int32		slot;
+	int64		counter[INVENTORY_COUNTERS];
+} SlotRow;
+
+/* The locked slots of one or more SKUs, in (tenant, sku, slot) order */
+typedef struct SlotRows
+{
+	int			count;
+	SlotRow    *items;
+} SlotRows;
+
+/* A change of the counters of one slot, in units */
+typedef struct SlotChange
+{
+	char	   *tenant;
+	char	   *sku;
+	int32		slot;
+	int64		delta[INVENTORY_COUNTERS];
+} SlotChange;
+
+typedef struct SlotChanges
+{
+	int			count;
+	int			capacity;
+	SlotChange *items;
+} SlotChanges;
+
+typedef enum SlotMoveResult
+{
+	SLOT_MOVE_DONE,
+	SLOT_MOVE_SHORT,
+	SLOT_MOVE_UNKNOWN
+} SlotMoveResult;
+
+/* a + b, or the bound it passed: sums that only decide "enough or not" */
+static int64
+AddSaturating(int64 a, int64 b)
+{
+	int64		sum;
+
+	if (pg_add_s64_overflow(a, b, &sum))
+		return b > 0 ? PG_INT64_MAX : PG_INT64_MIN;
+	return sum;
+}
+
+/* Appends one change of one slot to changes. */
+static void
+AddChange(SlotChanges *changes, const char *tenant, const char *sku,
+		  int32 slot, const int64 *delta)
+{
+	SlotChange *c;
+
+	if (changes->count == changes->capacity)
+	{
+		changes->capacity = Max(8, changes->capacity * 2);
+		changes->items = changes->items == NULL ?
+			palloc(sizeof(SlotChange) * changes->capacity) :
+			repalloc(changes->items, sizeof(SlotChange) * changes->capacity);
+	}
+	c = &changes->items[changes->count++];
+	c->tenant = pstrdup(tenant);
+	c->sku = pstrdup(sku);
+	c->slot = slot;
+	memcpy(c->delta, delta, sizeof(c->delta));
+}
+
+/*
+ * $1 tenants, $2 skus, $3 slots, $4/$5/$6 changes of available, reserved,
+ * consumed of slots the caller has locked; $7 clock.
+ */
+static InventoryStatement apply_changes = {
+	"change stock slots",
+	"UPDATE inventory.stock_slot s SET available = s.available + d.da, "
+	"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
+	"FROM unnest($1, $2, $3, $4, $5, $6) AS d(tenant, sku, slot, da, dr, dc) "
+	"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.slot = d.slot",
+	7, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, TIMESTAMPTZOID}
+};
+
+/*
+ * ApplyChanges
+ *		Writes changes (of slots this transaction has locked) in one
+ *		statement; with negate, writes their opposite (an undo).
+ */
+static void
+ApplyChanges(const SlotChanges *changes, bool negate, TimestampTz now)
+{
+	int			n = changes->count;
+	const char **tenants;
+	const char **skus;
+	Datum	   *slots;
+	int64	   *deltas[INVENTORY_COUNTERS];
+	Datum		values[7];
+	int			i;
+	int			k;
+
+	if (n == 0)
+		return;
+	tenants = palloc(sizeof(char *) * n);
+	skus = palloc(sizeof(char *) * n);
+	slots = palloc(sizeof(Datum) * n);
+	for (k = 0; k < INVENTORY_COUNTERS; k++)
+		deltas[k] = palloc(sizeof(int64) * n);
+	for (i = 0; i < n; i++)
+	{
+		tenants[i] = changes->items[i].tenant;
+		skus[i] = changes->items[i].sku;
+		slots[i] = Int32GetDatum(changes->items[i].slot);
+		for (k = 0; k < INVENTORY_COUNTERS; k++)
+			deltas[k][i] = negate ? -changes->items[i].delta[k] :
+				changes->items[i].delta[k];
+	}
+	values[0] = InventoryTextArray(tenants, n);
+	values[1] = InventoryTextArray(skus, n);
+	values[2] = PointerGetDatum(construct_array(slots, n, INT4OID, 4, true,
+												TYPALIGN_INT));
+	for (k = 0; k < INVENTORY_COUNTERS; k++)
+		values[3 + k] = InventoryInt8Array(deltas[k], n);
+	values[6] = TimestampTzGetDatum(now);
+	if (InventoryRun(&apply_changes, values, NULL, SPI_OK_UPDATE) != (uint64) n)
+		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks", n);
+}
+
+/*
+ * Share locks on the SKUs ($1 tenants, $2 skus) in (tenant, sku) order,
+ * taken before lock_slots.  They wait for a set_stock_slots in progress
+ * (FOR NO KEY UPDATE) and keep new ones out, so the next statement's
+ * snapshot shows every slot of the SKUs.  They conflict neither with each
+ * other nor with foreign key checks.
+ */
+static InventoryStatement share_skus = {
+	"share-lock SKUs",
+	"SELECT 1 FROM inventory.sku k "
+	"JOIN unnest($1, $2) AS u(tenant, sku) ON k.tenant = u.tenant AND k.sku = u.sku "
+	"ORDER BY k.tenant, k.sku FOR SHARE OF k",
+	2, {TEXTARRAYOID, TEXTARRAYOID}
+};
+
+/* Every slot of the SKUs ($1 tenants, $2 skus), locked in order */
+static InventoryStatement lock_slots = {
+	"lock all slots of SKUs",
+	"SELECT s.tenant::text, s.sku::text, s.slot, s.available, s.reserved, "
+	"s.consumed FROM inventory.stock_slot s "
+	"JOIN unnest($1, $2) AS u(tenant, sku) ON s.tenant = u.tenant AND s.sku = u.sku "
+	"ORDER BY s.tenant, s.sku, s.slot FOR UPDATE OF s",
+	2, {TEXTARRAYOID, TEXTARRAYOID}
+};
+
+/*
+ * LockAllSlots
+ *		Locks every slot of the n SKUs (tenants[i], skus[i]; distinct pairs)
+ *		in (tenant, sku, slot) order and returns them in that order.
+ *
+ * First a statement share-locks the SKUs' catalog rows, in the same order:
+ * that waits for a set_stock_slots in progress and keeps others out until
+ * commit.  At READ COMMITTED each statement reads its own snapshot, so the
+ * second statement, which locks the slots, sees every slot the SKUs have.
+ * (Locking the slots alone would miss slots that a set_stock_slots it
+ * waited for had added.)
+ */
+static SlotRows
+LockAllSlots(int n, const char *const *tenants, const char *const *skus)
+{
+	Datum		values[2];
+	SlotRows	rows;
+	uint64		i;
+	int			k;
+
+	values[0] = InventoryTextArray(tenants, n);
+	values[1] = InventoryTextArray(skus, n);
+	InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
+	rows.count = (int) InventoryRun(&lock_slots, values, NULL, SPI_OK_SELECT);
+	rows.items = palloc(sizeof(SlotRow) * Max(rows.count, 1));
+	for (i = 0; i < (uint64) rows.count; i++)
+	{
+		bool		isnull;
+
+		rows.items[i].tenant = InventoryResultText(i, 1);
+		rows.items[i].sku = InventoryResultText(i, 2);
+		rows.items[i].slot = DatumGetInt32(InventoryResultDatum(i, 3, &isnull));
+		for (k = 0; k < INVENTORY_COUNTERS; k++)
+			rows.items[i].counter[k] = InventoryResultInt64(i, 4 + k);
+	}
+	return rows;
+}
+
+/*
+ * TakeGreedy
+ *		Plans moving qty units from counter "from" to counter "to" over the
+ *		nrows locked slots of one SKU, lowest slot first, into changes;
+ *		with rebalance, also spreads the SKU's available units evenly over
+ *		its slots.  Returns false (planning nothing) when the slots hold
+ *		fewer than qty units in "from".
+ */
+static bool
+TakeGreedy(const SlotRow *rows, int nrows, int64 qty, InventoryCounter from,
+		   InventoryCounter to, bool rebalance, SlotChanges *changes)
+{
+	int64	   *take = palloc0(sizeof(int64) * Max(nrows, 1));
+	int64		total = 0;
+	int64		remaining = qty;
+	int64		available = 0;
+	int			i;
+
+	for (i = 0; i < nrows; i++)
+		total = AddSaturating(total, rows[i].counter[from]);
+	if (total < qty)
+		return false;
+	for (i = 0; i < nrows && remaining > 0; i++)
+	{
+		take[i] = Min(rows[i].counter[from], remaining);
+		remaining -= take[i];
+	}
+	if (rebalance && nrows > 1)
+	{
+		/* the SKU's available units after the move; they fit (invariant) */
+		for (i = 0; i < nrows; i++)
+			available += rows[i].counter[COUNTER_AVAILABLE] +
+				(from == COUNTER_AVAILABLE ? -take[i] : 0) +
+				(to == COUNTER_AVAILABLE ? take[i] : 0);
+	}
+	for (i = 0; i < nrows; i++)
+	{
+		int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
+
+		d[from] -= take[i];
+		if (to != COUNTER_NONE)
+			d[to] += take[i];
+		if (rebalance && nrows > 1)
+		{
+			int64		after = rows[i].counter[COUNTER_AVAILABLE] + d[COUNTER_AVAILABLE];
+			int64		share = available / nrows + (i < available % nrows ? 1 : 0);
+
+			d[COUNTER_AVAILABLE] += share - after;
+		}
+		if (d[0] != 0 || d[1] != 0 || d[2] != 0)
+			AddChange(changes, rows[i].tenant, rows[i].sku, rows[i].slot, d);
+	}
+	return true;
+}
+
+/*
+ * The fast path: locks the first slot of (tenant $1, sku $2) whose counter
+ * $3 (0 available, 1 reserved, 2 consumed) holds at least $4 units,
+ * skipping slots other transactions hold (so concurrent calls spread over
+ * the slots and never wait here), and changes its counters by $5, $6, $7
+ * (units).  The CTE runs once (a subquery in FROM could be rescanned per
+ * row and lock more slots).  No row: no free slot holds enough.  $8 clock.
+ */
+static InventoryStatement take_one_slot = {
+	"take units from one free slot",
+	"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND CASE $3 WHEN 0 THEN p.available "
+	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
+	"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.slot = p.slot "
+	"RETURNING s.slot",
+	8, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID}
+};
+
+typedef struct TakeOne
+{
+	Datum		values[8];
+	int32		slot;			/* out: the slot taken */
+} TakeOne;
+
+static bool
+TakeOneWork(void *arg)
+{
+	TakeOne    *t = (TakeOne *) arg;
+	bool		isnull;
+
+	InventoryFaultPoint("slot_take");
+	if (InventoryRun(&take_one_slot, t->values, NULL,
+					 SPI_OK_UPDATE_RETURNING) != 1)
+		return false;
+	t->slot = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
+	return true;
+}
+
+/*
+ * SlotMove
+ *		Moves qty units (at least 1) of (tenant, sku) from counter "from" to
+ *		counter "to": one free slot that holds enough if there is one, else
+ *		all slots locked in order (and, with rebalance, available spread
+ *		evenly again).  The changes made are appended to done (if not NULL),
+ *		so that a caller can undo them.
+ *
+ * The fast path runs in a subtransaction: when no free slot holds enough,
+ * it is rolled back, and with it any row lock the statement took: SKIP
+ * LOCKED may lock a slot that a concurrent commit just emptied (its
+ * recheck then fails, but the lock stays), and a caller that kept such a
+ * lock while falling back to locking all slots in slot order would hold a
+ * slot out of order and could deadlock with another fallback.
+ *
+ * Returns SLOT_MOVE_DONE, SLOT_MOVE_SHORT (the SKU holds fewer than qty
+ * units in "from"; nothing changed) or SLOT_MOVE_UNKNOWN (no such SKU).
+ */
+static SlotMoveResult
+SlotMove(const char *tenant, const char *sku, int64 qty,
+		 InventoryCounter from, InventoryCounter to, bool rebalance,
+		 TimestampTz now, SlotChanges *done)
+{
+	int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
+	TakeOne		t;
+	SlotChanges planned = {0, 0, NULL};
+	SlotRows	rows;
+	int			i;
+
+	d[from] -= qty;
+	if (to != COUNTER_NONE)
+		d[to] += qty;
+	t.values[0] = CStringGetTextDatum(tenant);
+	t.values[1] = CStringGetTextDatum(sku);
+	t.values[2] = Int32GetDatum((int32) from);
+	t.values[3] = Int64GetDatum(qty);
+	t.values[4] = Int64GetDatum(d[COUNTER_AVAILABLE]);
+	t.values[5] = Int64GetDatum(d[COUNTER_RESERVED]);
+	t.values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
+	t.values[7] = TimestampTzGetDatum(now);
+	if (InventorySubtransaction(TakeOneWork, &t))
+	{
+		if (done != NULL)
+			AddChange(done, tenant, sku, t.slot, d);
+		return SLOT_MOVE_DONE;
+	}
+
+	/* fallback: every slot of the SKU, locked in slot order */
+	rows = LockAllSlots(1, &tenant, &sku);
+	if (rows.count == 0)
+		return SLOT_MOVE_UNKNOWN;
+	if (!TakeGreedy(rows.items, rows.count, qty, from, to, rebalance, &planned))
+		return SLOT_MOVE_SHORT;
+	ApplyChanges(&planned, false, now);
+	if (done != NULL)
+		for (i = 0; i < planned.count; i++)
+			AddChange(done, planned.items[i].tenant, planned.items[i].sku,
+					  planned.items[i].slot, planned.items[i].delta);
+	return SLOT_MOVE_DONE;
+}
+
+/* The first of the SKUs $2 the tenant $1 never stocked */
+static InventoryStatement first_unknown_sku = {
+	"find unknown SKU",
+	"SELECT u.sku FROM unnest($2) AS u(sku) WHERE NOT EXISTS (SELECT 1 "
+	"FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = u.sku) "
+	"ORDER BY u.sku LIMIT 1",
+	2, {TEXTOID, TEXTARRAYOID}
+};
+
+/*
+ * SlotHold
+ *		Holds every line's units, SKU by SKU in sku order, from one free
+ *		slot or (falling back) from all slots of the SKU, rebalancing them.
+ *		When a line does not fit, undoes the lines already held and returns
+ *		false.  Errors: IN002 (also when a line that was not reached names
+ *		an unknown SKU).
+ */
+static bool
+SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
+{
+	SlotChanges done = {0, 0, NULL};
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+	{
+		switch (SlotMove(tenant, lines->items[i].sku, lines->items[i].quantity,
+						 COUNTER_AVAILABLE, COUNTER_RESERVED, true, now, &done))
+		{
+			case SLOT_MOVE_DONE:
+				break;
+			case SLOT_MOVE_UNKNOWN:
+				InventoryUnknownSku(tenant, lines->items[i].sku, NULL);
+				break;
+			case SLOT_MOVE_SHORT:
+				{
+					Datum		values[2];
+
+					values[0] = CStringGetTextDatum(tenant);
+					values[1] = InventorySkuArray(lines);
+					if (InventoryRun(&first_unknown_sku, values, NULL,
+									 SPI_OK_SELECT) == 1)
+						InventoryUnknownSku(tenant, InventoryResultText(0, 1),
+											NULL);
+					ApplyChanges(&done, true, now);
+					return false;
+				}
+		}
+	}
+	return true;
+}
+
+static void
+SlotMoveLines(const char *tenant, const InventoryLines *lines,
+			  InventoryCounter from, InventoryCounter to, TimestampTz now)
+{
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+		if (SlotMove(tenant, lines->items[i].sku, lines->items[i].quantity,
+					 from, to, false, now, NULL) != SLOT_MOVE_DONE)
+			elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" does not hold "
+				 "the reservation's units", lines->items[i].sku, tenant);
+}
+
+/* Units per (tenant, sku) of the reservations $1, in lock order */
+static InventoryStatement units_of_reservations = {
+	"units of expired reservations",
+	"SELECT l.tenant::text, l.sku::text, sum(l.quantity)::bigint "
+	"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
+	"GROUP BY l.tenant, l.sku ORDER BY l.tenant, l.sku",
+	1, {INT8ARRAYOID}
+};
+
+/*
+ * SlotRelease
+ *		Returns the units of the expired reservations ids from reserved to
+ *		available: all their SKUs' slots locked in (tenant, sku, slot) order
+ *		by one statement and written by one more.
+ */
+static void
+SlotRelease(Datum ids, TimestampTz now)
+{
+	int			n = (int) InventoryRun(&units_of_reservations, &ids, NULL,
+									   SPI_OK_SELECT);
+	const char **tenants = palloc(sizeof(char *) * Max(n, 1));
+	const char **skus = palloc(sizeof(char *) * Max(n, 1));
+	int64	   *qty = palloc(sizeof(int64) * Max(n, 1));
+	SlotChanges planned = {0, 0, NULL};
+	SlotRows	rows;
+	int			first = 0;
+	int			k;
+
+	if (n == 0)
+		return;
+	for (k = 0; k < n; k++)
+	{
+		tenants[k] = InventoryResultText(k, 1);
+		skus[k] = InventoryResultText(k, 2);
+		qty[k] = InventoryResultInt64(k, 3);
+	}
+	rows = LockAllSlots(n, tenants, skus);
+	for (k = 0; k < n; k++)
+	{
+		int			last = first;
+
+		while (last < rows.count &&
+			   strcmp(rows.items[last].tenant, tenants[k]) == 0 &&
+			   strcmp(rows.items[last].sku, skus[k]) == 0)
+			last++;
+		if (!TakeGreedy(rows.items + first, last - first, qty[k],
+						COUNTER_RESERVED, COUNTER_AVAILABLE, false, &planned))
+			elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" holds fewer than "
+				 INT64_FORMAT " units to release", skus[k], tenants[k], qty[k]);
+		first = last;
+	}
+	ApplyChanges(&planned, false, now);
+}
+
+/* Creates the tenant's SKU with slot 0; $3 clock */
+static InventoryStatement ensure_sku = {
+	"create SKU",
+	"WITH k AS (INSERT INTO inventory.sku (tenant, sku, slots, created_at) "
+	"VALUES ($1, $2, 1, $3) ON CONFLICT (tenant, sku) DO NOTHING "
+	"RETURNING tenant, sku) "
+	"INSERT INTO inventory.stock_slot (tenant, sku, slot, updated_at) "
+	"SELECT k.tenant, k.sku, 0, $3 FROM k",
+	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+};
+
+static void
+SlotEnsureSku(const char *tenant, const char *sku, TimestampTz now)
+{
+	Datum		values[3];
+
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(sku);
+	values[2] = TimestampTzGetDatum(now);
+	InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT);
+}
+
+/* Locks every slot of (tenant, sku); the totals in counts; NULL: unknown */
+static void *
+SlotLockSku(const char *tenant, const char *sku, int64 *counts)
+{
+	SlotRows   *rows = palloc(sizeof(SlotRows));
+	int			i;
+	int			k;
+
+	*rows = LockAllSlots(1, &tenant, &sku);
+	if (rows->count == 0)
+		return NULL;
+	for (k = 0; k < INVENTORY_COUNTERS; k++)
+		counts[k] = 0;
+	for (i = 0; i < rows->count; i++)
+		for (k = 0; k < INVENTORY_COUNTERS; k++)
+			counts[k] = AddSaturating(counts[k], rows->items[i].counter[k]);
+	return rows;
+}
+
+/*
+ * SetAvailableSpread
+ *		Sets the SKU's available units to total (at least 0), spread evenly
+ *		over its first nkeep slots (the others get none), of the slots rows
+ *		locked by SlotLockSku.
+ */
+static void
+SetAvailableSpread(const SlotRows *rows, int nkeep, int64 total,
+				   TimestampTz now)
+{
+	SlotChanges planned = {0, 0, NULL};
+	int			i;
+
+	for (i = 0; i < rows->count; i++)
+	{
+		int64		share = i >= nkeep ? 0 :
+			total / nkeep + (i < total % nkeep ? 1 : 0);
+		int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
+
+		if (share == rows->items[i].counter[COUNTER_AVAILABLE])
+			continue;
+		d[COUNTER_AVAILABLE] = share - rows->items[i].counter[COUNTER_AVAILABLE];
+		AddChange(&planned, rows->items[i].tenant, rows->items[i].sku,
+				  rows->items[i].slot, d);
+	}
+	ApplyChanges(&planned, false, now);
+}
+
+static void
+SlotSetAvailable(void *locked, int64 available, TimestampTz now)
+{
+	SlotRows   *rows = (SlotRows *) locked;
+
+	SetAvailableSpread(rows, rows->count, available, now);
+}
+
+/*
+ * GatherIntoSlotZero
+ *		Moves everything reserved and consumed of the slots from keep on
+ *		into slot 0, so those slots can be dropped once their available
+ *		units are spread over the others.
+ */
+static void
+GatherIntoSlotZero(const SlotRows *rows, int keep, TimestampTz now)
+{
+	SlotChanges planned = {0, 0, NULL};
+	int64		moved[INVENTORY_COUNTERS] = {0, 0, 0};
+	int			i;
+
+	for (i = keep; i < rows->count; i++)
+	{
+		int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
+
+		d[COUNTER_RESERVED] = -rows->items[i].counter[COUNTER_RESERVED];
+		d[COUNTER_CONSUMED] = -rows->items[i].counter[COUNTER_CONSUMED];
+		moved[COUNTER_RESERVED] -= d[COUNTER_RESERVED];
+		moved[COUNTER_CONSUMED] -= d[COUNTER_CONSUMED];
+		if (d[COUNTER_RESERVED] != 0 || d[COUNTER_CONSUMED] != 0)
+			AddChange(&planned, rows->items[i].tenant, rows->items[i].sku,
+					  rows->items[i].slot, d);
+	}
+	if (moved[COUNTER_RESERVED] != 0 || moved[COUNTER_CONSUMED] != 0)
+		AddChange(&planned, rows->items[0].tenant, rows->items[0].sku,
+				  rows->items[0].slot, moved);
+	ApplyChanges(&planned, false, now);
+}
+
+/* Every SKU's slots are numbered 0 to slots - 1, as many as sku says */
+static InventoryStatement check_slots = {
+	"check slots",
+	"SELECT k.tenant::text, k.sku::text, 'slots_match_sku'::text, "
+	"format('sku says %s slots; stock_slot has %s rows numbered %s to %s', "
+	"k.slots, count(s.slot), min(s.slot), max(s.slot)) "
+	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
+	"ON s.tenant = k.tenant AND s.sku = k.sku "
+	"GROUP BY k.tenant, k.sku, k.slots "
+	"HAVING count(s.slot) <> k.slots OR min(s.slot) <> 0 "
+	"OR max(s.slot) <> k.slots - 1 "
+	"ORDER BY 1, 2",
+	0, {InvalidOid}
+};
+
+const InventoryStorage InventorySlotStorage = {
+	"slot",
+	SlotEnsureSku,
+	SlotHold,
+	SlotMoveLines,
+	SlotRelease,
+	SlotLockSku,
+	SlotSetAvailable,
+	&check_slots
+};
+
+/*
+ * Serialises set_stock_slots calls of one SKU.  FOR NO KEY UPDATE does not
+ * conflict with the KEY SHARE locks of foreign key checks, so reservations
+ * never wait for it.
+ */
+static InventoryStatement lock_sku_row = {
+	"lock SKU for a slot change",
+	"SELECT k.slots FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = $2 "
+	"FOR NO KEY UPDATE",
+	2, {TEXTOID, TEXTOID}
+};
+
+/* empty slots $3 .. $4 - 1 of ($1, $2); $5 clock */
+static InventoryStatement add_slots = {
+	"add stock slots",
+	"INSERT INTO inventory.stock_slot (tenant, sku, slot, updated_at) "
+	"SELECT $1, $2, g, $5 FROM generate_series($3, $4 - 1) AS g",
+	5, {TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID}
+};
+
+/* slots $3 and above of ($1, $2), emptied before */
+static InventoryStatement drop_slots = {
+	"drop stock slots",
+	"DELETE FROM inventory.stock_slot s WHERE s.tenant = $1 AND s.sku = $2 "
+	"AND s.slot >= $3 AND s.available = 0 AND s.reserved = 0 AND s.consumed = 0",
+	3, {TEXTOID, TEXTOID, INT4OID}
+};
+
+static InventoryStatement set_slot_count = {
+	"set slot count",
+	"UPDATE inventory.sku k SET slots = $3 WHERE k.tenant = $1 AND k.sku = $2",
+	3, {TEXTOID, TEXTOID, INT4OID}
+};
+
+/*
+ * inventory_set_stock_slots
+ *		set_stock_slots(tenant text, sku text, slots integer) RETURNS integer
+ *
+ * Operator (0.3 on): splits the counters of the tenant's SKU over slots (1
+ * to 256) stock slot rows, so that concurrent reservations of a hot SKU
+ * take units from different rows.  Available units are spread evenly over
+ * the slots; when slots shrink, the reserved and consumed units of the
+ * dropped slots move to slot 0.  The SKU's totals do not change: no ledger
+ * record, no event.  Calling it with the current count rebalances.
+ * Returns the previous slot count.  Errors: 22023, 42501 tenant not
+ * granted, IN002 unknown SKU.
+ */
+Datum
+inventory_set_stock_slots(PG_FUNCTION_ARGS)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *sku = InventoryNameArg(fcinfo, 1, "sku", 0);
+	int32		slots;
+	int32		old;
+	InventoryCall call;
+	TimestampTz now;
+	Datum		values[5];
+	bool		isnull;
+	SlotRows	rows;
+
+	InventoryRequireArg(fcinfo, 2, "slots");
+	slots = PG_GETARG_INT32(2);
+	if (slots < 1 || slots > INVENTORY_SLOTS_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("slots must be 1 to %d", INVENTORY_SLOTS_MAX),
+				 errdetail("The value given is %d.", slots)));
+
+	InventoryBeginCall(fcinfo, &call, tenant);
+	now = InventoryNow();
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(sku);
+	if (InventoryRun(&lock_sku_row, values, NULL, SPI_OK_SELECT) == 0)
+		InventoryUnknownSku(tenant, sku, "Restock a SKU to create it.");
+	old = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
+	if (slots > old)
+	{
+		values[2] = Int32GetDatum(old);
+		values[3] = Int32GetDatum(slots);
+		values[4] = TimestampTzGetDatum(now);
+		InventoryRun(&add_slots, values, NULL, SPI_OK_INSERT);
+		values[2] = Int32GetDatum(slots);
+		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
+	}
+	rows = LockAllSlots(1, (const char *const *) &tenant,
+						(const char *const *) &sku);
+	if (slots < rows.count)
+		GatherIntoSlotZero(&rows, slots, now);
+	{
+		int64		available = 0;
+		int			i;
+
+		for (i = 0; i < rows.count; i++)
+			available += rows.items[i].counter[COUNTER_AVAILABLE];
+		SetAvailableSpread(&rows, slots, available, now);
+	}
+	if (slots < rows.count)
+	{
+		values[2] = Int32GetDatum(slots);
+		if (InventoryRun(&drop_slots, values, NULL, SPI_OK_DELETE) !=
+			(uint64) (rows.count - slots))
+			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
+		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
+	}
+	InventoryEndCall(&call);
+	PG_RETURN_INT32(old);
+}

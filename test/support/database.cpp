@@ -117,6 +117,13 @@ bool poll_until(const std::function<bool()> &fn,
   }
 }
 
+bool poll_sql(const TestDatabase &db, const std::string &sql,
+              std::chrono::milliseconds timeout) {
+  auto cx = db.connect();
+  return poll_until([&] { return exec(*cx, sql).at(0).at(0).as<bool>(); },
+                    timeout, 50ms);
+}
+
 bool terminate_backend(pqxx::connection &cx, int pid) {
   pqxx::nontransaction tx{cx};
   // PostgreSQL 14+: the timeout makes it wait until the backend has exited,

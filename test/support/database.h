@@ -78,6 +78,11 @@ bool poll_until(const std::function<bool()> &fn,
                 std::chrono::milliseconds timeout = 10s,
                 std::chrono::milliseconds interval = 5ms);
 
+/// poll_until() over SQL, a query of one boolean, run on one connection to
+/// DB every 50 ms; returns whether it became true within TIMEOUT.
+bool poll_sql(const TestDatabase &db, const std::string &sql,
+              std::chrono::milliseconds timeout);
+
 /// pg_terminate_backend(PID) from CX, waiting up to 10 s for it to exit;
 /// returns whether it is gone.
 bool terminate_backend(pqxx::connection &cx, int pid);

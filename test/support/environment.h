@@ -14,7 +14,7 @@
 
 /// Skips the current test (GTEST_SKIP) unless the environment has NEED, one
 /// of the names of pgi::test::Need: PGI_REQUIRE(server),
-/// PGI_REQUIRE(server_dir).
+/// PGI_REQUIRE(server_dir), PGI_REQUIRE(broker).
 #define PGI_REQUIRE(need)                                                     \
   do {                                                                        \
     const std::string pgi_unmet_ =                                            \
@@ -28,6 +28,7 @@ namespace pgi::test {
 enum class Need {
   server,     ///< a PostgreSQL server (PGHOST)
   server_dir, ///< the server and its folder, to stop and start it (PGI_DIR)
+  broker,     ///< the server and a RabbitMQ broker (INVENTORY_AMQP_URL)
 };
 
 /// The settings of the test environment, read from the process
@@ -40,6 +41,8 @@ struct Environment {
   std::string server_dir;
   /// PG_BIN: the PostgreSQL binaries (default /usr/lib/postgresql/15/bin).
   std::string pg_bin;
+  /// INVENTORY_AMQP_URL: the broker; "" without one.
+  std::string amqp_url;
 };
 
 /// The environment as it is now.

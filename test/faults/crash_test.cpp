@@ -13,22 +13,28 @@
 //
 // Needs PGI_DIR (the server folder: data in $PGI_DIR/data, log in
 // $PGI_DIR/server.log); the server runs as the OS user postgres.
-#include "support.h"
+#include "support/database.h"
+#include "support/environment.h"
+#include "support/inventory.h"
 
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <set>
+#include <string>
+#include <thread>
 #include <unistd.h>
+#include <vector>
 
 using namespace std::chrono_literals;
+using namespace pgi::test;
 
 namespace {
-
-using pgi::TestDatabase;
 
 constexpr int kClients = 5;
 constexpr auto kLoad = std::chrono::milliseconds{2500};
@@ -36,9 +42,9 @@ const char *const kSkus[] = {"A", "B", "C", "D"};
 
 /// pg_ctl on the test server, as postgres when we are root.
 int pg_ctl(const std::string &args) {
-  const std::string bin =
-    pgi::env_or("PG_BIN", "/usr/lib/postgresql/15/bin") + "/pg_ctl";
-  const std::string data = pgi::env_or("PGI_DIR", "") + "/data";
+  const auto env = environment();
+  const std::string bin = env.pg_bin + "/pg_ctl";
+  const std::string data = env.server_dir + "/data";
   std::string cmd = (geteuid() == 0 ? "runuser -u postgres -- " : "") + bin +
                     " -D '" + data + "' " + args;
   return std::system(cmd.c_str());
@@ -49,7 +55,7 @@ int stop_server_immediate() {
 }
 
 int start_server() {
-  return pg_ctl("-l '" + pgi::env_or("PGI_DIR", "") +
+  return pg_ctl("-l '" + environment().server_dir +
                 "/server.log' -w -t 60 start >/dev/null");
 }
 
@@ -58,7 +64,7 @@ struct ServerRunning {
   ~ServerRunning() {
     if (pg_ctl("status >/dev/null 2>&1") != 0 && start_server() != 0)
       ADD_FAILURE() << "could not restart the server in "
-                    << pgi::env_or("PGI_DIR", "?");
+                    << environment().server_dir;
   }
 };
 
@@ -140,9 +146,9 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &crashing,
         r = tx.exec_params(std::string{"SELECT * FROM inventory."} +
                              op_name(c.op) + "('acme', $1)",
                            c.key);
-      c.status = pgi::outcome_of(r).status;
+      c.status = outcome_of(r).status;
     } catch (const std::exception &e) {
-      log.broke_with = pgi::error_code(e);
+      log.broke_with = error_code(e);
       if (!crashing.load())
         log.unexpected.push_back(std::string{op_name(c.op)} + " " + c.key +
                                  " before the crash: " + log.broke_with);
@@ -168,18 +174,16 @@ struct Stored {
 
 // Row 3: server crash (immediate stop) under concurrent load.
 TEST(FaultMatrix, ServerCrashKeepsEveryAcknowledgedCall) {
-  PGI_REQUIRE_SERVER();
-  if (pgi::env_or("PGI_DIR", "").empty())
-    GTEST_SKIP() << "PGI_DIR is not set: cannot stop and start the server";
+  PGI_REQUIRE(server_dir);
   std::signal(SIGPIPE, SIG_IGN);
 
-  TestDatabase db{"crash"};
+  TestDatabase db{"fault_crash"};
   ServerRunning server_running; // declared after db: restarts before the drop
   {
     auto cx = db.connect();
     for (const char *sku : kSkus)
-      pgi::exec(*cx, std::string{"SELECT inventory.restock('acme', 'rcpt-"} +
-                       sku + "', '" + sku + "', 1000000)");
+      exec(*cx, std::string{"SELECT inventory.restock('acme', 'rcpt-"} + sku +
+                  "', '" + sku + "', 1000000)");
   }
 
   std::atomic<bool> crashing{false};
@@ -192,7 +196,7 @@ TEST(FaultMatrix, ServerCrashKeepsEveryAcknowledgedCall) {
                          std::ref(acked_total), std::ref(logs[i]));
 
   // let the load run (and be seen running) before the crash
-  const bool loaded = pgi::poll_until(
+  const bool loaded = poll_until(
     [&] {
       return std::chrono::steady_clock::now() - started >= kLoad &&
              acked_total.load() >= 100;
@@ -284,12 +288,12 @@ TEST(FaultMatrix, ServerCrashKeepsEveryAcknowledgedCall) {
     ++in_flight_committed;
   }
 
-  EXPECT_EQ(pgi::accounting_mismatches(*cx), std::vector<std::string>{});
-  EXPECT_EQ(pgi::invariant_violations(*cx), std::vector<std::string>{});
+  EXPECT_EQ(accounting_mismatches(*cx), std::vector<std::string>{});
+  EXPECT_EQ(invariant_violations(*cx), std::vector<std::string>{});
   // the server works again: a new call goes through
   {
     pqxx::nontransaction tx{*cx};
-    auto o = pgi::outcome_of(
+    auto o = outcome_of(
       tx.exec("SELECT * FROM inventory.reserve('acme', 'after', 'A', 1)"));
     EXPECT_EQ(o.status, "reserved");
     EXPECT_TRUE(o.applied);

@@ -12,18 +12,25 @@
 // cast to jsonb.  The whole table of bad calls must change nothing (row
 // counts of every inventory table before and after), and the valid values
 // at the edges must work.
-#include "support.h"
+#include "support/database.h"
+#include "support/environment.h"
+#include "support/inventory.h"
 
 #include <iostream>
 #include <sstream>
 
+using namespace pgi::test;
+
 namespace {
 
-using pgi::repeat;
-using pgi::TestDatabase;
 using Param = std::optional<std::string>;
 
 const Param null = std::nullopt;
+
+/// A string of N copies of C.
+std::string repeat(char c, std::size_t n) {
+  return std::string(n, c);
+}
 
 struct Case {
   std::string name;
@@ -39,7 +46,7 @@ std::string run(pqxx::connection &cx, const std::string &sql,
                 pqxx::result *out = nullptr) {
   std::vector<const char *> values;
   for (const auto &p : params) values.push_back(p ? p->c_str() : nullptr);
-  return pgi::code_of([&] {
+  return code_of([&] {
     pqxx::nontransaction tx{cx};
     auto r = tx.exec_params(sql, pqxx::prepare::make_dynamic_params(values));
     if (out) *out = r;
@@ -360,15 +367,15 @@ std::vector<Case> bad_cases() {
 
 // Row 5: every bad argument yields its contract SQLSTATE and changes nothing.
 TEST(FaultMatrix, HostileInputYieldsContractSqlstates) {
-  PGI_REQUIRE_SERVER();
-  TestDatabase db{"hostile_input"};
+  PGI_REQUIRE(server);
+  TestDatabase db{"fault_hostile_input"};
   auto cx = db.connect();
-  pgi::exec(*cx, "SELECT inventory.restock('acme', 'rcpt-A', 'A', 1000)");
-  pgi::exec(*cx, "SELECT inventory.restock('acme', 'rcpt-B', 'B', 1000)");
+  exec(*cx, "SELECT inventory.restock('acme', 'rcpt-A', 'A', 1000)");
+  exec(*cx, "SELECT inventory.restock('acme', 'rcpt-B', 'B', 1000)");
   // something for every table, so a stray write or delete shows
-  pgi::exec(*cx, "SELECT inventory.reserve('acme', 'held', 'A', 1)");
-  pgi::exec(*cx, "SELECT inventory.grant_tenant('acme', 'postgres')");
-  const auto before = pgi::table_counts(*cx);
+  exec(*cx, "SELECT inventory.reserve('acme', 'held', 'A', 1)");
+  exec(*cx, "SELECT inventory.grant_tenant('acme', 'postgres')");
+  const auto before = table_counts(*cx);
 
   const auto cases = bad_cases();
   for (const auto &c : cases) {
@@ -382,17 +389,16 @@ TEST(FaultMatrix, HostileInputYieldsContractSqlstates) {
       EXPECT_NE(got, "22023");
     }
   }
-  EXPECT_EQ(pgi::table_counts(*cx), before)
-    << "the bad calls changed something";
-  EXPECT_EQ(pgi::invariant_violations(*cx), std::vector<std::string>{});
+  EXPECT_EQ(table_counts(*cx), before) << "the bad calls changed something";
+  EXPECT_EQ(invariant_violations(*cx), std::vector<std::string>{});
   std::cout << "[hostile] " << cases.size() << " bad calls, each with its"
             << " contract SQLSTATE; row counts unchanged" << std::endl;
 }
 
 // Row 5': the valid values at the edges work.
 TEST(FaultMatrix, HostileInputEdgeValuesWork) {
-  PGI_REQUIRE_SERVER();
-  TestDatabase db{"edge_values"};
+  PGI_REQUIRE(server);
+  TestDatabase db{"fault_edge_values"};
   auto cx = db.connect();
   const std::string tenant64 = repeat('t', 64), sku64 = repeat('s', 64),
                     key200 = repeat('k', 200), reason1000 = repeat('r', 1000);
@@ -408,7 +414,7 @@ TEST(FaultMatrix, HostileInputEdgeValuesWork) {
   auto outcome = [&](const std::string &sql,
                      const std::vector<Param> &params) {
     auto r = ok(sql, params);
-    return r.size() == 1 ? pgi::outcome_of(r) : pgi::Outcome{};
+    return r.size() == 1 ? outcome_of(r) : Outcome{};
   };
 
   // 64-character tenant and SKU (also in two-byte characters), 200-char key,
@@ -453,10 +459,10 @@ TEST(FaultMatrix, HostileInputEdgeValuesWork) {
     outcome(reserve_lines_default_ttl, {"acme", "cart-100", many_lines(100)});
   EXPECT_EQ(o.status, "reserved");
   EXPECT_EQ(o.quantity, std::optional<long long>{100});
-  EXPECT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.reservation_line"
-                             " l JOIN inventory.reservation r"
-                             " ON r.id = l.reservation_id"
-                             " WHERE r.request_key = 'cart-100'"),
+  EXPECT_EQ(scalar(*cx, "SELECT count(*) FROM inventory.reservation_line"
+                        " l JOIN inventory.reservation r"
+                        " ON r.id = l.reservation_id"
+                        " WHERE r.request_key = 'cart-100'"),
             1);
 
   // quantity 2147483647 is valid (and more than there is)
@@ -469,13 +475,13 @@ TEST(FaultMatrix, HostileInputEdgeValuesWork) {
   EXPECT_EQ(outcome(kConfirm, {"acme", "c-1"}).status, "confirmed");
   EXPECT_EQ(outcome(kCompensate, {"acme", "c-1", reason1000}).status,
             "compensated");
-  const long long available = pgi::stock_counts(*cx, "acme", "A").available;
+  const long long available = stock_counts(*cx, "acme", "A").available;
   EXPECT_EQ(ok(kAdjust, {"acme", "adj-1", "A", "-1", "correction", "count"})
               .at(0)
               .at(0)
               .as<long long>(),
             available - 1);
   EXPECT_EQ(ok(kExpireDue, {"1"}).at(0).at(0).as<long long>(), 0);
-  EXPECT_EQ(pgi::invariant_violations(*cx), std::vector<std::string>{});
-  EXPECT_EQ(pgi::accounting_mismatches(*cx), std::vector<std::string>{});
+  EXPECT_EQ(invariant_violations(*cx), std::vector<std::string>{});
+  EXPECT_EQ(accounting_mismatches(*cx), std::vector<std::string>{});
 }

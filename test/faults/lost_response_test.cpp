@@ -8,19 +8,22 @@
 // retries with the same key: the retry must report the stored outcome
 // (applied = false, same reservation id) and the counts must have moved
 // exactly once.
-#include "support.h"
+#include "support/database.h"
+#include "support/environment.h"
+#include "support/inventory.h"
 
 #include <libpq-fe.h>
 
-namespace {
+using namespace pgi::test;
 
-using pgi::TestDatabase;
+namespace {
 
 /// The database of one test (fault_<name>) and a control connection to it;
 /// tenant acme has received 10 units of A (receipt rcpt-1).
 struct Stocked {
-  explicit Stocked(const std::string &name) : db{name}, ctl{db.connect()} {
-    pgi::exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
+  explicit Stocked(const std::string &name)
+      : db{"fault_" + name}, ctl{db.connect()} {
+    exec(*ctl, "SELECT inventory.restock('acme', 'rcpt-1', 'A', 10)");
   }
   TestDatabase db;
   std::unique_ptr<pqxx::connection> ctl;
@@ -58,8 +61,7 @@ send_and_drop(Stocked &s, const std::string &query,
     return ::testing::AssertionFailure() << "send: " << msg;
   }
   // the commit is observable from another session: wait for it, not for time
-  const bool seen =
-    pgi::poll_until([&] { return pgi::scalar(ctl, committed) == 1; });
+  const bool seen = poll_until([&] { return scalar(ctl, committed) == 1; });
   // never PQconsumeInput / PQgetResult: the answer is dropped unread
   PQfinish(conn);
   if (!seen)
@@ -87,7 +89,7 @@ Trail trail(pqxx::connection &cx, long long id) {
 
 // Row 2: the response of reserve, then of confirm, is lost after commit.
 TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
-  PGI_REQUIRE_SERVER();
+  PGI_REQUIRE(server);
   Stocked s{"lost_response"};
 
   // reserve: committed, answer lost
@@ -98,7 +100,7 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   // the client comes back on a new connection
   auto cx = s.db.connect();
   pqxx::nontransaction tx{*cx};
-  auto seen = pgi::outcome_of(tx.exec_params(
+  auto seen = outcome_of(tx.exec_params(
     "SELECT * FROM inventory.lookup($1, $2)", "acme", "order-1"));
   EXPECT_EQ(seen.status, "reserved");
   EXPECT_EQ(seen.state, std::optional<std::string>{"pending"});
@@ -106,7 +108,7 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   ASSERT_TRUE(seen.reservation_id.has_value());
   const long long id = *seen.reservation_id;
 
-  auto retry = pgi::outcome_of(
+  auto retry = outcome_of(
     tx.exec_params("SELECT * FROM inventory.reserve($1, $2, $3, $4::integer)",
                    "acme", "order-1", "A", 3));
   EXPECT_EQ(retry.status, "reserved");
@@ -115,13 +117,12 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   EXPECT_EQ(retry.reservation_id, std::optional<long long>{id});
   EXPECT_EQ(retry.quantity, std::optional<long long>{3});
   // moved exactly once
-  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
-            (pgi::StockCounts{true, 7, 3, 0}));
+  EXPECT_EQ(stock_counts(*s.ctl, "acme", "A"), (StockCounts{true, 7, 3, 0}));
   auto t = trail(*s.ctl, id);
   EXPECT_EQ(t.transitions, 1);
   EXPECT_EQ(t.events, 1);
   // a retry with another payload is refused, not applied
-  EXPECT_EQ(pgi::code_of([&] {
+  EXPECT_EQ(code_of([&] {
               tx.exec_params("SELECT * FROM inventory.reserve($1, $2, $3,"
                              " $4::integer)",
                              "acme", "order-1", "A", 4);
@@ -132,33 +133,32 @@ TEST(FaultMatrix, LostResponseAfterCommitRetriesIdempotently) {
   ASSERT_TRUE(send_and_drop(
     s, "SELECT * FROM inventory.confirm($1, $2)", {"acme", "order-1"},
     count_of("reservation", "order-1", "state = 'confirmed'")));
-  auto confirm = pgi::outcome_of(tx.exec_params(
+  auto confirm = outcome_of(tx.exec_params(
     "SELECT * FROM inventory.confirm($1, $2)", "acme", "order-1"));
   EXPECT_EQ(confirm.status, "confirmed");
   EXPECT_EQ(confirm.state, std::optional<std::string>{"confirmed"});
   EXPECT_FALSE(confirm.applied);
   EXPECT_EQ(confirm.reservation_id, std::optional<long long>{id});
-  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
-            (pgi::StockCounts{true, 7, 0, 3}));
+  EXPECT_EQ(stock_counts(*s.ctl, "acme", "A"), (StockCounts{true, 7, 0, 3}));
   t = trail(*s.ctl, id);
   EXPECT_EQ(t.transitions, 2);
   EXPECT_EQ(t.events, 2);
 
-  EXPECT_EQ(pgi::invariant_violations(*s.ctl), std::vector<std::string>{});
-  EXPECT_EQ(pgi::accounting_mismatches(*s.ctl), std::vector<std::string>{});
+  EXPECT_EQ(invariant_violations(*s.ctl), std::vector<std::string>{});
+  EXPECT_EQ(accounting_mismatches(*s.ctl), std::vector<std::string>{});
 }
 
 // Row 2': the response of a restock is lost after commit; the retry returns
 // the available count stored with the record and receives nothing twice.
 TEST(FaultMatrix, LostRestockResponseRetriesIdempotently) {
-  PGI_REQUIRE_SERVER();
+  PGI_REQUIRE(server);
   Stocked s{"lost_restock"};
 
   ASSERT_TRUE(send_and_drop(
     s, "SELECT inventory.restock($1, $2, $3, $4::integer)",
     {"acme", "rcpt-2", "A", "5"}, count_of("stock_ledger", "rcpt-2")));
   // stock moves on before the client retries
-  pgi::exec(*s.ctl, "SELECT inventory.reserve('acme', 'order-1', 'A', 2)");
+  exec(*s.ctl, "SELECT inventory.reserve('acme', 'order-1', 'A', 2)");
 
   auto cx = s.db.connect();
   pqxx::nontransaction tx{*cx};
@@ -167,12 +167,10 @@ TEST(FaultMatrix, LostRestockResponseRetriesIdempotently) {
                             "acme", "rcpt-2", "A", 5)[0]
               .as<long long>(),
             15); // the stored available after the receipt, not 13
-  EXPECT_EQ(pgi::stock_counts(*s.ctl, "acme", "A"),
-            (pgi::StockCounts{true, 13, 2, 0}));
-  EXPECT_EQ(pgi::scalar(*s.ctl, "SELECT count(*) FROM inventory.stock_ledger"),
+  EXPECT_EQ(stock_counts(*s.ctl, "acme", "A"), (StockCounts{true, 13, 2, 0}));
+  EXPECT_EQ(scalar(*s.ctl, "SELECT count(*) FROM inventory.stock_ledger"), 2);
+  EXPECT_EQ(scalar(*s.ctl, "SELECT count(*) FROM inventory.outbox"
+                           " WHERE event_type = 'stock.restocked'"),
             2);
-  EXPECT_EQ(pgi::scalar(*s.ctl, "SELECT count(*) FROM inventory.outbox"
-                                " WHERE event_type = 'stock.restocked'"),
-            2);
-  EXPECT_EQ(pgi::invariant_violations(*s.ctl), std::vector<std::string>{});
+  EXPECT_EQ(invariant_violations(*s.ctl), std::vector<std::string>{});
 }

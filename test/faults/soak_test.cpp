@@ -21,19 +21,26 @@
 // checker looks on every round), and at the end every SKU has exactly the
 // slots 0 .. slots - 1 of inventory.sku and the view's totals are the sums
 // of its slots.
-#include "support.h"
+#include "support.h" // src/common: pgi::env_or
+#include "support/database.h"
+#include "support/environment.h"
+#include "support/inventory.h"
 
 #include <atomic>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 using namespace std::chrono_literals;
+using namespace pgi::test;
 
 namespace {
-
-using pgi::TestDatabase;
 
 constexpr int kClients = 8;
 const char *const kSkus[] = {"S1", "S2", "S3", "S4", "S5"};
@@ -109,7 +116,7 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
       if (dice < 22) {
         op = "reserve";
         Made m{key, false, sku(), "", 1 + static_cast<int>(rng() % 3)};
-        auto o = pgi::outcome_of(tx.exec_params(
+        auto o = outcome_of(tx.exec_params(
           "SELECT * FROM inventory.reserve('acme', $1, $2, $3::integer,"
           " $4::interval)",
           key, m.sku, m.quantity, ttl(rng)));
@@ -126,7 +133,7 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
                << "\", \"quantity\": " << 1 + rng() % 3 << "}";
         json << "]";
         Made m{key, true, "", json.str(), 0};
-        auto o = pgi::outcome_of(tx.exec_params(
+        auto o = outcome_of(tx.exec_params(
           "SELECT * FROM inventory.reserve_lines('acme', $1, $2::jsonb,"
           " $3::interval)",
           key, m.json, ttl(rng)));
@@ -147,7 +154,7 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
           r = tx.exec_params("SELECT * FROM inventory." + op +
                                "('acme', $1, $2)",
                              m->key, "soak " + op);
-        tally.statuses[op + ":" + pgi::outcome_of(r).status]++;
+        tally.statuses[op + ":" + outcome_of(r).status]++;
       } else if (dice < 76) {
         auto m = pool.pick(rng);
         if (!m) continue;
@@ -159,7 +166,7 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
                    : tx.exec_params("SELECT * FROM inventory.reserve("
                                     "'acme', $1, $2, $3::integer)",
                                     m->key, m->sku, m->quantity);
-        auto o = pgi::outcome_of(r);
+        auto o = outcome_of(r);
         tally.statuses[op + ":" + o.status]++;
         if (o.applied)
           tally.wrong.push_back("replay of " + m->key + " applied");
@@ -184,7 +191,7 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
       tally.ops[op]++;
     } catch (const std::exception &e) {
       tally.ops[op]++;
-      tally.errors[pgi::error_code(e)]++;
+      tally.errors[error_code(e)]++;
       if (dynamic_cast<const pqxx::broken_connection *>(&e)) return;
     }
   }
@@ -192,16 +199,11 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
 
 /// Slot counters that are negative, one string each (empty: none).
 std::vector<std::string> negative_slots(pqxx::connection &cx) {
-  pqxx::nontransaction tx{cx};
-  std::vector<std::string> rows;
-  for (const auto &row :
-       tx.exec("SELECT format('slot %s/%s/%s: available %s reserved %s"
-               " consumed %s', tenant, sku, slot, available, reserved,"
-               " consumed) FROM inventory.stock_slot"
-               " WHERE available < 0 OR reserved < 0 OR consumed < 0"
-               " ORDER BY tenant, sku, slot"))
-    rows.push_back(row[0].as<std::string>());
-  return rows;
+  return text_rows(cx, "SELECT format('slot %s/%s/%s: available %s reserved %s"
+                       " consumed %s', tenant, sku, slot, available, reserved,"
+                       " consumed) FROM inventory.stock_slot"
+                       " WHERE available < 0 OR reserved < 0 OR consumed < 0"
+                       " ORDER BY tenant, sku, slot");
 }
 
 /// Per SKU, in one snapshot: slots numbered 0 .. sku.slots - 1 exactly, and
@@ -224,11 +226,7 @@ SELECT format('sku %s/%s: slots %s, slot rows %s (numbers %s..%s); view %s/%s/%s
     OR v.available <> t.a OR v.reserved <> t.r OR v.consumed <> t.c
  ORDER BY k.tenant, k.sku
 )SQL";
-  pqxx::nontransaction tx{cx};
-  std::vector<std::string> rows;
-  for (const auto &row : tx.exec(sql))
-    rows.push_back(row[0].as<std::string>());
-  return rows;
+  return text_rows(cx, sql);
 }
 
 /// The operator: changes the hot SKU's slot count between 1 and 8 again and
@@ -251,13 +249,13 @@ void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
         ++changes;
         ++counts_set[slots];
       } catch (const std::exception &e) {
-        errors[pgi::error_code(e)]++;
+        errors[error_code(e)]++;
         if (dynamic_cast<const pqxx::broken_connection *>(&e)) return;
       }
       std::this_thread::sleep_for(20ms); // pacing, not synchronisation
     }
   } catch (const std::exception &e) {
-    errors[pgi::error_code(e)]++;
+    errors[error_code(e)]++;
   }
 }
 
@@ -265,26 +263,25 @@ void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
 
 // Row 4: bounded soak under contention, invariants checked during the run.
 TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
-  PGI_REQUIRE_SERVER();
+  PGI_REQUIRE(server);
   const int seconds = std::stoi(pgi::env_or("SOAK_SECONDS", "10"));
   ASSERT_GT(seconds, 0);
-  TestDatabase db{"soak"};
+  TestDatabase db{"fault_soak"};
   {
     auto cx = db.connect();
     for (const char *sku : kSkus)
-      pgi::exec(*cx, std::string{"SELECT inventory.restock('acme', 'init-"} +
-                       sku + "', '" + sku + "', 60)");
+      exec(*cx, std::string{"SELECT inventory.restock('acme', 'init-"} + sku +
+                  "', '" + sku + "', 60)");
     for (const char *sku : kSlottedSkus)
-      pgi::exec(*cx,
-                std::string{"SELECT inventory.set_stock_slots('acme', '"} +
+      exec(*cx, std::string{"SELECT inventory.set_stock_slots('acme', '"} +
                   sku + "', " + std::to_string(kInitialSlots) + ")");
     // 60 units spread evenly: 15 in each of the 4 slots
-    ASSERT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.stock_slot"
-                               " WHERE tenant = 'acme' AND available = 15"),
+    ASSERT_EQ(scalar(*cx, "SELECT count(*) FROM inventory.stock_slot"
+                          " WHERE tenant = 'acme' AND available = 15"),
               static_cast<long long>(std::size(kSlottedSkus)) * kInitialSlots);
-    ASSERT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.stock"
-                               " WHERE tenant = 'acme' AND slots = " +
-                                 std::to_string(kInitialSlots)),
+    ASSERT_EQ(scalar(*cx, "SELECT count(*) FROM inventory.stock"
+                          " WHERE tenant = 'acme' AND slots = " +
+                            std::to_string(kInitialSlots)),
               static_cast<long long>(std::size(kSlottedSkus)));
   }
 
@@ -315,7 +312,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
     try {
       auto cx = db.connect();
       while (!stop.load()) {
-        auto rows = pgi::invariant_violations(*cx);
+        auto rows = invariant_violations(*cx);
         ++checks;
         if (!rows.empty() && violations.size() < 20)
           violations.insert(violations.end(), rows.begin(), rows.end());
@@ -325,7 +322,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
                                      negative.begin(), negative.end());
       }
     } catch (const std::exception &e) {
-      checker_error = pgi::error_code(e);
+      checker_error = error_code(e);
     }
   }};
 
@@ -380,14 +377,14 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
                  .as<long long>();
   }
   EXPECT_EQ(due_left, 0) << "expire_due left due reservations pending";
-  EXPECT_EQ(pgi::accounting_mismatches(*cx), std::vector<std::string>{});
-  EXPECT_EQ(pgi::invariant_violations(*cx), std::vector<std::string>{});
+  EXPECT_EQ(accounting_mismatches(*cx), std::vector<std::string>{});
+  EXPECT_EQ(invariant_violations(*cx), std::vector<std::string>{});
   EXPECT_EQ(negative_slots(*cx), std::vector<std::string>{});
   EXPECT_EQ(slot_mismatches(*cx), std::vector<std::string>{});
   // the SKUs split at the start are still split (only S1's count changed)
-  EXPECT_EQ(pgi::scalar(*cx, "SELECT count(*) FROM inventory.sku"
-                             " WHERE tenant = 'acme' AND slots > 1"
-                             " AND sku IN ('S3', 'S5')"),
+  EXPECT_EQ(scalar(*cx, "SELECT count(*) FROM inventory.sku"
+                        " WHERE tenant = 'acme' AND slots > 1"
+                        " AND sku IN ('S3', 'S5')"),
             2);
 
   std::map<std::string, long long> states;

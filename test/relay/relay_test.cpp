@@ -22,13 +22,14 @@
 #include <set>
 #include <thread>
 
-#include "harness.h"
+#include "support/relay/test_bed.h"
+
+using namespace std::chrono_literals;
+using namespace pgi::test;
 
 namespace {
 
-using rt::TestBed;
-
-long long count_type(const std::vector<rt::Message> &msgs,
+long long count_type(const std::vector<Message> &msgs,
                      const std::string &type) {
   long long n = 0;
   for (const auto &m : msgs) n += m.routing_key == type;
@@ -42,13 +43,13 @@ long long count_type(const std::vector<rt::Message> &msgs,
 // relay, once the leases ran out, publishes them again; the fulfiller sees
 // each twice and fulfils each once.
 TEST(OutboxRelay, RelayKilledAfterConfirm) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("killed_after_confirm");
   t.prepare_fulfiller();
-  rt::reserve_orders(t.db, 5);
+  reserve_orders(t.db, 5);
   t.relay_once();
-  rt::confirm_orders(t.db, 5);
-  ASSERT_TRUE(rt::killed_by_hook(
+  confirm_orders(t.db, 5);
+  ASSERT_TRUE(killed_by_hook(
     *t.relay({"--once", "--lease", "1s"},
              {{"INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM", "1"}})));
   // confirmed by the broker, but not marked: still leased, unpublished
@@ -56,10 +57,10 @@ TEST(OutboxRelay, RelayKilledAfterConfirm) {
                         "event_type = 'reservation.confirmed' AND "
                         "published_at IS NULL AND claimed_until IS NOT NULL"),
             5);
-  ASSERT_TRUE(rt::eventually(t.db,
-                             "SELECT bool_and(claimed_until <= now()) FROM "
-                             "inventory.outbox WHERE published_at IS NULL",
-                             10000));
+  ASSERT_TRUE(poll_sql(t.db,
+                       "SELECT bool_and(claimed_until <= now()) FROM "
+                       "inventory.outbox WHERE published_at IS NULL",
+                       10s));
   {
     auto r = t.relay_once();
     EXPECT_EQ(r->stat("stats_final", "published"), "5");
@@ -91,13 +92,13 @@ TEST(OutboxRelay, RelayKilledAfterConfirm) {
 // and before acking it: the broker redelivers, the inbox row makes the
 // redelivery a no-op.
 TEST(OutboxRelay, FulfillerKilledAfterCommit) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("fulfiller_killed");
   t.prepare_fulfiller();
-  rt::reserve_orders(t.db, 5);
-  rt::confirm_orders(t.db, 5);
+  reserve_orders(t.db, 5);
+  confirm_orders(t.db, 5);
   t.relay_once();
-  ASSERT_TRUE(rt::killed_by_hook(*t.fulfiller(
+  ASSERT_TRUE(killed_by_hook(*t.fulfiller(
     5000, {{"INVENTORY_FULFILLER_TEST_CRASH_AFTER_COMMIT", "1"}})));
   EXPECT_EQ(t.db.scalar("SELECT count(*) FROM fulfillment.request"), 1);
   auto f = t.fulfil(800);
@@ -112,7 +113,7 @@ TEST(OutboxRelay, FulfillerKilledAfterCommit) {
 // one effect, N-1 deduplicated.  An event the warehouse cannot ship is
 // compensated once, however often it comes.
 TEST(OutboxRelay, SameEventManyTimes) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("same_event", false);
   t.prepare_fulfiller();
   t.db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "
@@ -157,7 +158,7 @@ TEST(OutboxRelay, SameEventManyTimes) {
 // started again: the relay releases what it held (no attempt counted, no
 // dead letter), reconnects with backoff, and every event arrives.
 TEST(OutboxRelay, BrokerOutageMidStream) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("broker_outage");
   t.disconnect(); // the broker goes away below
   t.db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 100000)");
@@ -181,28 +182,28 @@ TEST(OutboxRelay, BrokerOutageMidStream) {
       producer.join();
     }
   };
-  EXPECT_TRUE(rt::eventually(
+  EXPECT_TRUE(poll_sql(
     t.db,
     "SELECT count(*) >= 20 FROM inventory.outbox WHERE published_at IS "
     "NOT NULL",
-    10000));
-  if (!rt::rmq("rmq_stop_app")) {
+    10s));
+  if (!rmq("rmq_stop_app")) {
     stop_producer();
     FAIL() << "rmq_stop_app failed";
   }
   // while the broker is away events pile up, without burning attempts
-  const bool piled = rt::eventually(
-    t.db, "SELECT unpublished >= 50 FROM inventory.outbox_metrics", 15000);
+  const bool piled = poll_sql(
+    t.db, "SELECT unpublished >= 50 FROM inventory.outbox_metrics", 15s);
   const long long burnt =
     t.db.scalar("SELECT count(*) FROM inventory.outbox WHERE attempts > 0 OR "
                 "dead_at IS NOT NULL");
-  const bool restarted = rt::rmq("rmq_start_app");
+  const bool restarted = rmq("rmq_start_app");
   stop_producer();
   ASSERT_TRUE(restarted) << "rmq_start_app failed";
   EXPECT_TRUE(piled);
   EXPECT_EQ(burnt, 0);
-  EXPECT_TRUE(rt::drained(t.db, 40000));
-  rt::stop(*r);
+  EXPECT_TRUE(drained(t.db, 40s));
+  stop(*r);
   EXPECT_NE(r->log().find("event=broker_lost"), std::string::npos);
   EXPECT_NE(r->stat("stats_final", "reconnects"), "0");
   EXPECT_EQ(t.db.scalar("SELECT count(*) FROM inventory.outbox WHERE "
@@ -225,7 +226,7 @@ TEST(OutboxRelay, BrokerOutageMidStream) {
 // failure, visible in outbox_metrics; after a queue is bound, the
 // operator's requeue_dead_letters makes it go out.
 TEST(OutboxRelay, UnroutableDeadLetters) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("unroutable", false);
   const std::string q = t.x + ".stock";
   t.db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10)");
@@ -239,9 +240,9 @@ TEST(OutboxRelay, UnroutableDeadLetters) {
   {
     auto r = t.relay(
       {"--max-attempts", "3", "--backoff", "20ms", "--max-backoff", "100ms"});
-    EXPECT_TRUE(rt::eventually(
-      t.db, "SELECT dead_lettered = 2 FROM inventory.outbox_metrics", 15000));
-    rt::stop(*r);
+    EXPECT_TRUE(poll_sql(
+      t.db, "SELECT dead_lettered = 2 FROM inventory.outbox_metrics", 15s));
+    stop(*r);
     EXPECT_EQ(r->stat("stats_final", "dead_lettered"), "2");
     EXPECT_EQ(r->stat("stats_final", "retried"), "4");
     EXPECT_EQ(r->stat("stats_final", "published"), "0");
@@ -285,11 +286,11 @@ TEST(OutboxRelay, UnroutableDeadLetters) {
 // reaches the queue once, and the events of each reservation arrive in
 // version order.
 TEST(OutboxRelay, TwoRelaysOneBacklog) {
-  RELAY_REQUIRE_SERVERS();
+  PGI_REQUIRE(broker);
   TestBed t("two_relays");
   const int n = 150;
-  rt::reserve_orders(t.db, n);
-  rt::confirm_orders(t.db, n);
+  reserve_orders(t.db, n);
+  confirm_orders(t.db, n);
   t.db.exec("SELECT inventory.compensate('acme', 'ord-' || i, 'lost') "
             "FROM generate_series(1, " +
             std::to_string(n) + ") i");
@@ -298,11 +299,11 @@ TEST(OutboxRelay, TwoRelaysOneBacklog) {
   {
     auto r1 = t.relay({"--batch-size", "7", "--name", "r1"});
     auto r2 = t.relay({"--batch-size", "7", "--name", "r2"});
-    EXPECT_TRUE(rt::drained(t.db, 60000));
+    EXPECT_TRUE(drained(t.db, 60s));
     r1->signal(SIGTERM);
     r2->signal(SIGTERM);
-    rt::run_ok(*r1, 20000);
-    rt::run_ok(*r2, 20000);
+    run_ok(*r1, 20s);
+    run_ok(*r2, 20s);
     const long long p1 =
       std::stoll("0" + r1->stat("stats_final", "published"));
     const long long p2 =

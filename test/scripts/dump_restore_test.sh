@@ -25,32 +25,9 @@ ROLE=dump_restore_app
 PLAN=24
 WORK=$(mktemp -d /tmp/pg_inventory_dump.XXXXXX)
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'
-	return 0
-}
-# check DESCRIPTION EXPECTED GOT
-check() {
-	if [ "$2" == "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1" "expected: $2
-got:      $3"
-	fi
-}
-# q DB SQL: runs the statements of SQL, each in its own transaction, prints
-# unaligned tuples only; stops at the first error and prints its SQLSTATE
-q() {
-	printf '%s\n' "$2" |
-		"$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
-			-d "$1" -f - 2>&1 | sed 's/^psql:[^ ]* ERROR: *//'
-}
+# plan, ok, not_ok, check DESCRIPTION EXPECTED GOT, q DB SQL, tap_done
+# shellcheck source=test/scripts/tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 
 drop_all() {
 	local db
@@ -61,7 +38,7 @@ drop_all() {
 }
 trap 'drop_all; rm -rf "$WORK"' EXIT
 
-echo "1..$PLAN"
+plan "$PLAN"
 
 # a clean start, even after an interrupted run
 drop_all
@@ -209,5 +186,4 @@ check "the role is still refused for another tenant in $DST (42501)" "42501" \
 check "check_invariants is empty after the new calls" "" \
 	"$(q "$DST" "SELECT * FROM inventory.check_invariants()")"
 
-[ "$n" -eq "$PLAN" ] || not_ok "planned $PLAN tests, ran $n"
-[ "$failed" -eq 0 ]
+tap_done

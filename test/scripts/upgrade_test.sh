@@ -8,13 +8,9 @@
 # Prints TAP.  Needs PGHOST/PGPORT/PGUSER (a superuser) of a running server.
 set -uo pipefail
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); failed=$((failed + 1)); echo "not ok $n - $1"; }
-check() { if eval "$2"; then ok "$1"; else not_ok "$1"; fi; }
-
-q() { psql -X -q -At -v ON_ERROR_STOP=1 "$@"; }
+# ok, not_ok, check DESCRIPTION COMMAND, q PSQL-OPTION...
+# shellcheck source=test/scripts/tap.sh
+source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 tmp=$(mktemp -d /tmp/pg_inventory_upgrade.XXXXXX)
 cleanup() {
 	q -d postgres -c 'DROP DATABASE IF EXISTS upgrade_fresh' -c 'DROP DATABASE IF EXISTS upgrade_old' >/dev/null 2>&1

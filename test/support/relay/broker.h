@@ -1,0 +1,50 @@
+// test/support/relay/broker.h: the test's own side of RabbitMQ: declare,
+// publish, drain and delete (rabbitmq-c through src/common's
+// pgi::AmqpConnection), and stopping and starting the broker.
+#ifndef PG_INVENTORY_TEST_SUPPORT_RELAY_BROKER_H
+#define PG_INVENTORY_TEST_SUPPORT_RELAY_BROKER_H
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "support.h" // src/common: pgi::AmqpConnection
+
+namespace pgi::test {
+
+/// One message taken from a queue.
+struct Message {
+  std::string message_id, routing_key, body, content_type;
+  int delivery_mode = 0;
+};
+
+/// Test-side broker access: one connection to the environment's broker
+/// (INVENTORY_AMQP_URL), channel 1, no confirms.
+class Broker {
+ public:
+  Broker();
+  /// Declares durable topic exchange X (idempotent).
+  void exchange(const std::string &x);
+  /// Declares durable queue Q bound to X with KEY, and purges it.
+  void queue(const std::string &q, const std::string &x,
+             const std::string &key);
+  /// Publishes BODY to X with routing key KEY and MESSAGE_ID, persistent.
+  void publish(const std::string &x, const std::string &key,
+               const std::string &message_id, const std::string &body);
+  /// Takes every message now in Q (basic.get with ack), in queue order.
+  std::vector<Message> drain(const std::string &q);
+  /// Deletes queue Q and exchange X (best effort; at the end of a test).
+  void remove(const std::string &q, const std::string &x);
+
+ private:
+  std::unique_ptr<pgi::AmqpConnection> cx_;
+};
+
+/// Runs `source rabbitmq.sh && FUNCTION` (rmq_stop_app, rmq_start_app) on
+/// the test broker, with test/scripts/rabbitmq.sh or RMQ_SCRIPT; true on
+/// success.
+bool rmq(const std::string &function);
+
+} // namespace pgi::test
+
+#endif

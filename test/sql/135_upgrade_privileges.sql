@@ -1,0 +1,69 @@
+-- 135_upgrade_privileges: an upgrade keeps privileges (README "Upgrading",
+-- the 0.4 rule "Upgrades lose nothing").
+--
+-- A DBA grants an operator SELECT on every relation of the schema, then
+-- updates 0.1 or 0.2 to the newest version: every relation an upgrade step
+-- replaced (stock: a table, then a view; tenant_member: a table, then a
+-- view) or filled from an older one (sku and stock_slot from stock,
+-- outbox_metrics from outbox, tenant_grant from tenant_member) can be read,
+-- and the carried grants are the DBA's (not in pg_init_privs as the
+-- extension's), so pg_dump writes them.
+\set VERBOSITY sqlstate
+SET client_min_messages = warning;
+DROP ROLE IF EXISTS regress_t135_operator;
+RESET client_min_messages;
+CREATE ROLE regress_t135_operator;
+
+CREATE FUNCTION pg_temp.readable() RETURNS TABLE (relation text, readable boolean)
+LANGUAGE sql AS $$
+SELECT c.oid::regclass::text,
+	   has_table_privilege('regress_t135_operator', c.oid, 'SELECT')
+  FROM pg_class c
+ WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind IN ('r', 'v')
+ ORDER BY 1
+$$;
+CREATE FUNCTION pg_temp.extension_initial() RETURNS TABLE (relation text)
+LANGUAGE sql AS $$
+SELECT p.objoid::regclass::text
+  FROM pg_init_privs p
+ WHERE p.classoid = 'pg_class'::regclass
+   AND p.initprivs::text LIKE '%regress_t135_operator%'
+ ORDER BY 1
+$$;
+
+-- from 0.1
+DROP EXTENSION pg_inventory;
+CREATE EXTENSION pg_inventory VERSION '0.1';
+GRANT USAGE ON SCHEMA inventory TO regress_t135_operator;
+GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO regress_t135_operator;
+ALTER EXTENSION pg_inventory UPDATE;
+SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory';
+SELECT * FROM pg_temp.readable();
+SELECT * FROM pg_temp.extension_initial();
+SET ROLE regress_t135_operator;
+SELECT count(*) FROM inventory.stock;
+SELECT count(*) FROM inventory.stock_slot;
+SELECT count(*) FROM inventory.tenant_member;
+SELECT unpublished FROM inventory.outbox_metrics;
+RESET ROLE;
+
+-- from 0.2
+DROP EXTENSION pg_inventory;
+CREATE EXTENSION pg_inventory VERSION '0.2';
+GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO regress_t135_operator;
+ALTER EXTENSION pg_inventory UPDATE;
+SELECT * FROM pg_temp.readable() WHERE NOT readable;
+SELECT * FROM pg_temp.extension_initial();
+
+-- from 0.3: only tenant_member changes
+DROP EXTENSION pg_inventory;
+CREATE EXTENSION pg_inventory VERSION '0.3';
+GRANT SELECT ON inventory.tenant_member TO regress_t135_operator;
+ALTER EXTENSION pg_inventory UPDATE;
+SELECT * FROM pg_temp.readable() WHERE readable;
+
+-- back to a fresh install of the newest version for the files after this
+DROP EXTENSION pg_inventory;
+CREATE EXTENSION pg_inventory;
+REVOKE ALL ON SCHEMA inventory FROM regress_t135_operator;
+DROP ROLE regress_t135_operator;

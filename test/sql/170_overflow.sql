@@ -1,0 +1,93 @@
+-- 170_overflow: arithmetic never overflows (README "restock", "adjust",
+-- "check_invariants", "expire_due"; the 0.4 rule "Arithmetic never
+-- overflows").
+--
+-- No call may bring a counter, the total available + reserved + consumed of
+-- a SKU, or the ledger sum of a SKU outside the bigint range: it raises
+-- 22003 and changes nothing.  And one tenant's bad data (made before 0.4,
+-- or by a hand repair) never makes expire_due, check_invariants or a later
+-- call fail for another tenant.
+\set VERBOSITY sqlstate
+SET pg_inventory.frozen_now = '2026-11-01 00:00:00+00';
+SELECT inventory.expire_due(100000) >= 0 AS drained_older_files;
+
+CREATE TEMP VIEW t170 AS
+SELECT s.tenant, s.sku, s.available, s.reserved, s.consumed,
+	   (SELECT count(*) FROM inventory.stock_ledger g
+		 WHERE g.tenant = s.tenant AND g.sku = s.sku) AS ledger_records,
+	   (SELECT count(*) FROM inventory.outbox o WHERE o.tenant = s.tenant) AS events
+  FROM inventory.stock s WHERE s.tenant LIKE 't170%';
+
+-- the reported input: 10 units, all reserved, then a correction of 2^63-1
+SELECT inventory.restock('t170', 'r', 'S', 10);
+SELECT status FROM inventory.reserve('t170', 'a', 'S', 10);
+SELECT inventory.adjust('t170', 'big', 'S', 9223372036854775807, 'correction', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM t170 ORDER BY sku;
+-- and the calls it broke go on working
+SELECT * FROM inventory.check_invariants() WHERE tenant LIKE 't170%';
+SELECT status, applied FROM inventory.cancel('t170', 'a');
+SELECT inventory.adjust('t170', 'big', 'S', 9223372036854775807, 'correction', 'x');
+\echo :LAST_ERROR_SQLSTATE
+
+-- the largest change that fits is accepted: the total is exactly 2^63-1
+SELECT inventory.adjust('t170', 'fits', 'S', 9223372036854775797, 'correction', 'to the limit');
+SELECT * FROM t170 ORDER BY sku;
+-- one more unit is refused, by restock and by adjust, whatever the counter
+SELECT inventory.restock('t170', 'r2', 'S', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.adjust('t170', 'one', 'S', 1, 'return', 'one too many');
+\echo :LAST_ERROR_SQLSTATE
+-- the total, not a counter: most units reserved, available small
+SELECT status FROM inventory.reserve('t170', 'most', 'S', 2147483647);
+SELECT inventory.restock('t170', 'r3', 'S', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM t170 ORDER BY sku;
+-- taking units away is always possible, and holds move within the total
+SELECT inventory.adjust('t170', 'less', 'S', -5, 'loss', 'broken');
+SELECT status, applied FROM inventory.confirm('t170', 'most');
+SELECT status, applied FROM inventory.compensate('t170', 'most', 'cannot ship');
+SELECT * FROM t170 ORDER BY sku;
+SELECT * FROM inventory.check_invariants() WHERE tenant LIKE 't170%';
+
+-- the same on a slotted SKU (the total is the sum over its slots)
+SELECT inventory.restock('t170', 'rz', 'Z', 10);
+SELECT inventory.set_stock_slots('t170', 'Z', 4);
+SELECT inventory.adjust('t170', 'zbig', 'Z', 9223372036854775807, 'correction', 'x');
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.adjust('t170', 'zfits', 'Z', 9223372036854775797, 'correction', 'to the limit');
+SELECT inventory.restock('t170', 'rz2', 'Z', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT slot, available FROM inventory.stock_slot WHERE tenant = 't170' AND sku = 'Z' ORDER BY slot;
+
+/* ----------------------------------------------------------------------
+ * Bad data of one tenant (a hand repair, or an older version): the
+ * others' work goes on
+ * ------------------------------------------------------------------- */
+SELECT inventory.restock('t170-bad', 'r', 'B', 10);
+SELECT status FROM inventory.reserve('t170-bad', 'due', 'B', 5, '1 minute');
+SELECT inventory.restock('t170-ok', 'r', 'K', 10);
+SELECT status FROM inventory.reserve('t170-ok', 'due', 'K', 5, '1 minute');
+-- a superuser "repairs" B by hand: available near the top of bigint, so
+-- that the 5 units of the due reservation no longer fit when released
+UPDATE inventory.stock_slot SET available = 9223372036854775805
+ WHERE tenant = 't170-bad' AND sku = 'B';
+SET pg_inventory.frozen_now = '2026-11-01 00:02:00+00';
+-- expire_due expires t170-ok's reservation and skips the bad one, saying so
+SELECT inventory.expire_due(10);
+SELECT tenant, request_key, state FROM inventory.reservation
+ WHERE tenant IN ('t170-bad', 't170-ok') ORDER BY tenant;
+SELECT tenant, available, reserved FROM inventory.stock
+ WHERE tenant IN ('t170-bad', 't170-ok') ORDER BY tenant;
+-- check_invariants reports the bad SKU instead of failing
+SELECT tenant, sku, check_name FROM inventory.check_invariants()
+ WHERE tenant LIKE 't170%' ORDER BY 1, 2, 3;
+-- confirm of the bad reservation finds it due and tries to expire it: its
+-- own error, for its own tenant only
+SELECT status FROM inventory.confirm('t170-bad', 'due');
+\echo :LAST_ERROR_SQLSTATE
+-- repaired, the next pass expires it
+UPDATE inventory.stock_slot SET available = 5
+ WHERE tenant = 't170-bad' AND sku = 'B';
+SELECT inventory.expire_due(10);
+SELECT * FROM inventory.check_invariants() WHERE tenant LIKE 't170%';

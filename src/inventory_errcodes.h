@@ -1,7 +1,7 @@
 /*-------------------------------------------------------------------------
  *
  * src/inventory_errcodes.h
- *		The SQLSTATEs of pg_inventory (CONTRACT.md "Errors").
+ *		The SQLSTATEs of pg_inventory (README "Errors").
  *
  * Class IN is the extension's own.  Standard codes (22023 invalid
  * argument, 42501 not authorised) come from utils/errcodes.h.

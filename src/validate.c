@@ -308,7 +308,7 @@ CompareLines(const void *a, const void *b)
  * SortAndMerge
  *		Sorts the lines by sku in byte order (the lock order) and merges
  *		lines of the same SKU into one with the summed quantity.  The total
- *		must fit an integer (CONTRACT.md reserve_lines).  Errors: 22023.
+ *		must fit an integer (README reserve_lines).  Errors: 22023.
  */
 static void
 SortAndMerge(InventoryLines *lines)

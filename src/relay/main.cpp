@@ -201,7 +201,7 @@ struct Marks {
 struct Counters {
   long long claimed = 0, published = 0, retried = 0, dead_lettered = 0,
             returned = 0, nacked = 0, released = 0, batches = 0,
-            reconnects = 0;
+            reconnects = 0, lease_lost = 0;
 };
 
 /// Wakes the relay on NOTIFY CHANNEL (with --listen).
@@ -440,13 +440,29 @@ bool Relay::apply_marks() {
   if (marks_.empty()) return true;
   try {
     pqxx::work tx{*db_};
+    long long marked = 0, recorded = 0;
     if (!marks_.published.empty())
-      tx.exec_prepared1("published", o_.name, id_array(marks_.published));
+      marked = tx.exec_prepared1("published", o_.name,
+                                 id_array(marks_.published))[0]
+                 .as<long long>();
     if (!marks_.failed.empty())
-      tx.exec_prepared1("failed", o_.name, id_array(marks_.failed),
-                        marks_.failed_error, o_.max_attempts,
-                        interval(o_.backoff_ms), interval(o_.max_backoff_ms));
+      recorded = tx.exec_prepared1("failed", o_.name, id_array(marks_.failed),
+                                   marks_.failed_error, o_.max_attempts,
+                                   interval(o_.backoff_ms),
+                                   interval(o_.max_backoff_ms))[0]
+                   .as<long long>();
     tx.commit();
+    // the functions act only on events whose lease this relay still holds:
+    // the others were claimed by another relay after this lease ran out
+    // (a batch slower than --lease) and are that relay's to mark
+    const long long lost =
+      static_cast<long long>(marks_.published.size() + marks_.failed.size()) -
+      marked - recorded;
+    if (lost > 0) {
+      n_.lease_lost += lost;
+      pgi::log("lease_lost", {{"events", std::to_string(lost)},
+                              {"hint", "a batch took longer than --lease"}});
+    }
     n_.published += static_cast<long long>(marks_.published.size());
     n_.dead_lettered += marks_.would_die;
     n_.retried +=
@@ -509,6 +525,7 @@ void Relay::stats(bool final) {
        {"returned", std::to_string(n_.returned)},
        {"nacked", std::to_string(n_.nacked)},
        {"released", std::to_string(n_.released)},
+       {"lease_lost", std::to_string(n_.lease_lost)},
        {"batches", std::to_string(n_.batches)},
        {"reconnects", std::to_string(n_.reconnects)},
        {"outbox_unpublished", unpublished},

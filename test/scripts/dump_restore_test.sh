@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# test/scripts/dump_restore_test.sh: CONTRACT.md "Every table holding user
+# test/scripts/dump_restore_test.sh: README "Every table holding user
 # data, and its sequences, is dumped by pg_dump: after a restore, new calls
 # work."
 #

@@ -1,6 +1,6 @@
 -- 010_reserve: reserve() statuses, outcome columns, idempotent replays,
 -- key reuse (IN001), the frozen insufficient outcome, unknown SKU (IN002),
--- the reserved tenant name and the default ttl (CONTRACT.md "reserve",
+-- the reserved tenant name and the default ttl (README "reserve",
 -- "Idempotency", "Unknown SKU").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';

@@ -1,7 +1,7 @@
 -- 020_reserve_lines: all-or-nothing holds, the same SKU on several lines,
 -- quantities as JSON numbers, the payload as a set, the outcome of a
 -- multi-SKU reservation, and every malformed "lines" argument (22023)
--- (CONTRACT.md "reserve_lines", "Limits").
+-- (README "reserve_lines", "Limits").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 

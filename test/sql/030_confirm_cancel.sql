@@ -1,6 +1,6 @@
 -- 030_confirm_cancel: every row of the status table of confirm, cancel
 -- and compensate, the applied flag, and units moved exactly once
--- (CONTRACT.md "Functions", "confirm", "cancel", "compensate").
+-- (README "Functions", "confirm", "cancel", "compensate").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 

@@ -1,7 +1,7 @@
 -- 040_expiry: the expiry boundary (clock >= expires_at, inclusive) with a
 -- pinned clock; confirm, cancel and compensate performing the expiry of a
 -- due reservation; lookup and replays reporting the effective state;
--- expire_due's boundary, order, max_rows and count (CONTRACT.md "Expiry
+-- expire_due's boundary, order, max_rows and count (README "Expiry
 -- boundary", "expire_due").
 \set VERBOSITY sqlstate
 

@@ -1,7 +1,7 @@
 -- 050_stock: restock and adjust: SKU creation, replays returning the
 -- stored available count, key reuse (IN001), the ledger's own key
 -- namespace, adjustment kinds and signs (22023), unknown SKU (IN002), and
--- never going negative (IN003) (CONTRACT.md "Unknown SKU", "Idempotency",
+-- never going negative (IN003) (README "Unknown SKU", "Idempotency",
 -- "adjust", "Records").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-04-01 00:00:00+00';

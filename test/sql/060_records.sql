@@ -2,7 +2,7 @@
 -- change (a stored rejection too), one outbox event per change of stock or
 -- state (a stored rejection writes none), one ledger row per restock or
 -- adjust, and nothing for replays, refusals or errors; the event payload
--- (CONTRACT.md "Records", "Outbox events").
+-- (README "Records", "Outbox events").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-05-01 00:00:00+00';
 

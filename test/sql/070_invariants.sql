@@ -1,6 +1,6 @@
 -- 070_invariants: check_invariants() finds nothing after a mixed workload,
 -- and reports each kind of broken count (made deliberately, as superuser)
--- by tenant, SKU and check until it is repaired (CONTRACT.md "Words",
+-- by tenant, SKU and check until it is repaired (README "Words",
 -- "check_invariants").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-06-01 00:00:00+00';

@@ -1,4 +1,4 @@
--- 090_limits: the limits of every argument (CONTRACT.md "Limits",
+-- 090_limits: the limits of every argument (README "Limits",
 -- "Errors"): identifiers, reasons, ttl, NULLs; values the server refuses
 -- before the function runs keep the server's SQLSTATE; and no error
 -- changes anything.

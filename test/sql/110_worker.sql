@@ -1,5 +1,5 @@
 --
--- 110_worker: the background expiry worker (CONTRACT.md "expire_due";
+-- 110_worker: the background expiry worker (README "expire_due";
 -- README "Operations").  Needs a server started with
 --   shared_preload_libraries = 'pg_inventory'
 --   pg_inventory.worker_database = 'worker_test'

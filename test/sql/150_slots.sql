@@ -10,7 +10,7 @@
 -- count gathers reserved and consumed into slot 0.  The view inventory.stock
 -- accepts a superuser's hand change of a counter (which check_invariants
 -- reports) and refuses a change of tenant, sku or slots (0A000).
--- (CONTRACT.md "Words", "reserve", "reserve_lines", "Unknown SKU",
+-- (README "Words", "reserve", "reserve_lines", "Unknown SKU",
 -- "Idempotency", "adjust", "Records", "Authorisation"; README slotted stock.)
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-09-01 00:00:00+00';

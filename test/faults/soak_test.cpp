@@ -234,7 +234,7 @@ SELECT format('sku %s/%s: slots %s, slot rows %s (numbers %s..%s); view %s/%s/%s
 /// clients see every count for a while).  Counts the changes; any error
 /// is recorded by SQLSTATE.
 void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
-                   long &changes, std::map<int, long> &counts_set,
+                   std::atomic<long> &changes, std::map<int, long> &counts_set,
                    std::map<std::string, long> &errors) {
   try {
     auto cx = db.connect();
@@ -292,7 +292,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   for (int i = 0; i < kClients; ++i)
     clients.emplace_back(client, std::cref(db), i, std::ref(stop),
                          std::ref(pool), std::ref(tallies[i]));
-  long slot_changes = 0;
+  std::atomic<long> slot_changes{0};
   std::map<int, long> slot_counts_set;
   std::map<std::string, long> operator_errors;
   std::thread operator_thread{slot_operator,
@@ -327,6 +327,10 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   }};
 
   std::this_thread::sleep_for(std::chrono::seconds{seconds}); // the run
+  // on a busy machine the operator may not have changed the slots often
+  // enough yet: the load goes on until it has (at most a minute more)
+  poll_until([&] { return slot_changes.load() > 10; },
+             std::chrono::seconds{60});
   stop = true;
   for (auto &t : clients) t.join();
   operator_thread.join();
@@ -345,7 +349,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
     << "negative slot counters during the run";
   // the operator really changed the hot SKU's slots, to several counts,
   // and never failed (no deadlock, no slot left unemptied)
-  EXPECT_GT(slot_changes, 10);
+  EXPECT_GT(slot_changes.load(), 10);
   EXPECT_GE(slot_counts_set.size(), 4u);
   EXPECT_EQ(operator_errors, (std::map<std::string, long>{}))
     << "set_stock_slots failed during the run";
@@ -406,7 +410,7 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   for (const auto &[code, count] : total.errors)
     std::cout << " " << code << "=" << count;
   std::cout << "\n[soak] set_stock_slots of " << kHotSku << ": "
-            << slot_changes << " changes, by count:";
+            << slot_changes.load() << " changes, by count:";
   for (const auto &[n, count] : slot_counts_set)
     std::cout << " " << n << "=" << count;
   std::cout << "\n[soak] reservations at the end:";

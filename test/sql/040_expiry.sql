@@ -7,9 +7,7 @@
 
 -- expire_due acts on every tenant: first expire what earlier test files
 -- left pending, so that the counts below are this file's alone
-SET pg_inventory.frozen_now = '2100-01-01 00:00:00+00';
-SELECT inventory.expire_due(100000) >= 0 AS drained;
-SELECT inventory.expire_due() AS still_due;
+\ir include/drain.sql
 
 SET pg_inventory.frozen_now = '2026-03-01 00:00:00+00';
 

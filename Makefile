@@ -26,7 +26,12 @@ REGRESS = $(patsubst test/sql/%.sql,%,$(sort $(wildcard test/sql/*.sql)))
 ifndef WITH_SCHEDULERS
 REGRESS := $(filter-out $(SCHEDULER_TESTS),$(REGRESS))
 endif
-REGRESS_OPTS = --inputdir=test --load-extension=pg_inventory
+# pg_regress feeds each file to psql on standard input, so psql's \ir
+# (include relative to the current file) resolves against psql's working
+# directory: the launcher starts psql in test/sql, where `\ir include/x.sql`
+# finds test/sql/include/x.sql, as it does under `psql -f test/sql/FILE.sql`
+# from any directory.  Files in test/sql/include/ are not tests.
+REGRESS_OPTS = --inputdir=test --load-extension=pg_inventory --launcher='env -C test/sql'
 ISOLATION = $(patsubst test/specs/%.spec,%,$(sort $(wildcard test/specs/*.spec)))
 ISOLATION_OPTS = --inputdir=test --outputdir=. --load-extension=pg_inventory
 

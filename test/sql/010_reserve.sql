@@ -5,22 +5,9 @@
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
--- rows this file's tenants (t010...) own, and their stock
-CREATE TEMP VIEW counts AS
-SELECT (SELECT count(*) FROM inventory.reservation r WHERE r.tenant LIKE 't010%') AS reservations,
-       (SELECT count(*) FROM inventory.reservation_line l
-          JOIN inventory.reservation r ON r.id = l.reservation_id
-         WHERE r.tenant LIKE 't010%') AS lines,
-       (SELECT count(*) FROM inventory.reservation_transition t
-          JOIN inventory.reservation r ON r.id = t.reservation_id
-         WHERE r.tenant LIKE 't010%') AS transitions,
-       (SELECT count(*) FROM inventory.outbox o WHERE o.tenant LIKE 't010%') AS events,
-       (SELECT count(*) FROM inventory.stock_ledger g WHERE g.tenant LIKE 't010%') AS ledger;
-CREATE TEMP VIEW stk AS
-SELECT tenant, sku, available, reserved, consumed
-  FROM inventory.stock WHERE tenant LIKE 't010%';
--- the outcome columns, without raw ids or timestamps
-\set oc 'status, state, applied, reservation_id IS NOT NULL AS has_id, sku, quantity, expires_at - current_setting(''pg_inventory.frozen_now'')::timestamptz AS expires_in'
+-- this file's tenants are t010...: counts, stk and :oc (include/tenant.sql)
+\set prefix t010
+\ir include/tenant.sql
 
 SELECT inventory.restock('t010', 'rcpt-1', 'A', 5);
 SELECT inventory.restock('t010', 'rcpt-2', 'B', 5);

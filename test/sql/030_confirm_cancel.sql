@@ -4,19 +4,9 @@
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
--- rows this file's tenant (t030) owns, and its stock
-CREATE TEMP VIEW counts AS
-SELECT (SELECT count(*) FROM inventory.reservation r WHERE r.tenant LIKE 't030%') AS reservations,
-       (SELECT count(*) FROM inventory.reservation_transition t
-          JOIN inventory.reservation r ON r.id = t.reservation_id
-         WHERE r.tenant LIKE 't030%') AS transitions,
-       (SELECT count(*) FROM inventory.outbox o WHERE o.tenant LIKE 't030%') AS events,
-       (SELECT count(*) FROM inventory.stock_ledger g WHERE g.tenant LIKE 't030%') AS ledger;
-CREATE TEMP VIEW stk AS
-SELECT tenant, sku, available, reserved, consumed
-  FROM inventory.stock WHERE tenant LIKE 't030%';
--- the outcome columns, without raw ids or timestamps
-\set oc 'status, state, applied, reservation_id IS NOT NULL AS has_id, sku, quantity, expires_at - current_setting(''pg_inventory.frozen_now'')::timestamptz AS expires_in'
+-- this file's tenants are t030...: counts, stk and :oc (include/tenant.sql)
+\set prefix t030
+\ir include/tenant.sql
 
 SELECT inventory.restock('t030', 'rcpt-1', 'A', 10);
 SELECT inventory.restock('t030', 'rcpt-2', 'B', 10);

@@ -7,28 +7,17 @@
 
 -- expire_due acts on every tenant: first expire what earlier test files
 -- left pending, so that the counts below are this file's alone
-SET pg_inventory.frozen_now = '2100-01-01 00:00:00+00';
-SELECT inventory.expire_due(100000) >= 0 AS drained;
-SELECT inventory.expire_due() AS still_due;
+\ir include/drain.sql
 
 SET pg_inventory.frozen_now = '2026-03-01 00:00:00+00';
 
--- rows this file's tenants (t040...) own, and their stock
-CREATE TEMP VIEW counts AS
-SELECT (SELECT count(*) FROM inventory.reservation r WHERE r.tenant LIKE 't040%') AS reservations,
-       (SELECT count(*) FROM inventory.reservation_transition t
-          JOIN inventory.reservation r ON r.id = t.reservation_id
-         WHERE r.tenant LIKE 't040%') AS transitions,
-       (SELECT count(*) FROM inventory.outbox o WHERE o.tenant LIKE 't040%') AS events;
-CREATE TEMP VIEW stk AS
-SELECT tenant, sku, available, reserved, consumed
-  FROM inventory.stock WHERE tenant LIKE 't040%';
+-- this file's tenants are t040...: counts, stk and :oc (include/tenant.sql)
+\set prefix t040
+\ir include/tenant.sql
 -- stored state of each reservation
 CREATE TEMP VIEW res AS
 SELECT tenant, request_key, state, version FROM inventory.reservation
  WHERE tenant LIKE 't040%';
--- the outcome columns, without raw ids or timestamps
-\set oc 'status, state, applied, reservation_id IS NOT NULL AS has_id, sku, quantity, expires_at - current_setting(''pg_inventory.frozen_now'')::timestamptz AS expires_in'
 
 SELECT inventory.restock('t040', 'rcpt-1', 'A', 10);
 SELECT inventory.restock('t040-b', 'rcpt-1', 'A', 10);

@@ -6,14 +6,9 @@
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-04-01 00:00:00+00';
 
--- rows this file's tenant (t050) owns, and its stock
-CREATE TEMP VIEW counts AS
-SELECT (SELECT count(*) FROM inventory.reservation r WHERE r.tenant LIKE 't050%') AS reservations,
-       (SELECT count(*) FROM inventory.outbox o WHERE o.tenant LIKE 't050%') AS events,
-       (SELECT count(*) FROM inventory.stock_ledger g WHERE g.tenant LIKE 't050%') AS ledger;
-CREATE TEMP VIEW stk AS
-SELECT tenant, sku, available, reserved, consumed
-  FROM inventory.stock WHERE tenant LIKE 't050%';
+-- this file's tenants are t050...: counts and stk (include/tenant.sql)
+\set prefix t050
+\ir include/tenant.sql
 CREATE TEMP VIEW ledger AS
 SELECT id, tenant, sku, request_key, kind, delta, reason, available_after
   FROM inventory.stock_ledger WHERE tenant LIKE 't050%';

@@ -6,9 +6,7 @@
 
 -- expire_due acts on every tenant: first expire what earlier test files
 -- left pending, so that its counts below are this model's alone
-SET pg_inventory.frozen_now = '2100-01-01 00:00:00+00';
-SELECT inventory.expire_due(100000) >= 0 AS drained;
-SELECT inventory.expire_due() AS still_due;
+\ir include/drain.sql
 
 SET pg_inventory.frozen_now = '2026-07-01 00:00:00+00';
 CREATE TEMP VIEW model AS

@@ -23,16 +23,10 @@ SELECT inventory.expire_due(100000) >= 0 AS drained;
 CREATE TEMP VIEW slots AS
 SELECT tenant, sku, slot, available, reserved, consumed
   FROM inventory.stock_slot WHERE tenant LIKE 't150%';
-CREATE TEMP VIEW stk AS
-SELECT tenant, sku, available, reserved, consumed, slots
-  FROM inventory.stock WHERE tenant LIKE 't150%';
-CREATE TEMP VIEW counts AS
-SELECT (SELECT count(*) FROM inventory.reservation r WHERE r.tenant LIKE 't150%') AS reservations,
-       (SELECT count(*) FROM inventory.reservation_transition t
-          JOIN inventory.reservation r ON r.id = t.reservation_id
-         WHERE r.tenant LIKE 't150%') AS transitions,
-       (SELECT count(*) FROM inventory.outbox o WHERE o.tenant LIKE 't150%') AS events,
-       (SELECT count(*) FROM inventory.stock_ledger g WHERE g.tenant LIKE 't150%') AS ledger;
+-- counts, and stk with the slot count (include/tenant.sql)
+\set prefix t150
+\set stk_extra ', slots'
+\ir include/tenant.sql
 -- every slot counter of this file's SKUs is non-negative, every SKU has
 -- slots 0 .. slots - 1 exactly, and the view's totals are the slot sums
 CREATE TEMP VIEW slots_ok AS

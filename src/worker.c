@@ -1,149 +1,1225 @@
 /*-------------------------------------------------------------------------
  *
  * src/worker.c
- *		The maintenance worker: a background worker that calls
- *		inventory.expire_due every pg_inventory.worker_interval, so units come
- *		back within about that long after a reservation expires, and applies
- *		the outbox retention.
+ *		Scheduled expiry: a launcher, the expiry worker it starts in
+ *		pg_inventory.worker_database, and their status in shared memory
+ *		(README "Operations").
  *
- * Started only when pg_inventory is in shared_preload_libraries and
- * pg_inventory.worker_database names a database.  Each batch of
- * pg_inventory.worker_batch_size reservations is its own transaction; it
- * repeats while batches come back full.  Once per pass it also deletes up
- * to 10000 outbox events published more than pg_inventory.outbox_retention
- * ago (purge_published, version 0.2 on).  It connects as the bootstrap
- * superuser.  An error ends the process; the postmaster starts it again
- * after 5 seconds.  Until the extension is created in the database the
- * worker does nothing.
+ * Only when pg_inventory is in shared_preload_libraries and
+ * pg_inventory.worker_database names a database; otherwise nothing here
+ * runs and the extension works as usual.
+ *
+ * The launcher ("pg_inventory launcher") is a static background worker
+ * connected to no database.  It reads the shared catalog pg_database:
+ *	- the database does not exist (or takes no connections): it logs that
+ *	  once and looks again every INVENTORY_DATABASE_POLL_MS, quietly;
+ *	- it exists: it starts the expiry worker there, a dynamic background
+ *	  worker that the postmaster never restarts, and waits for it to stop;
+ *	- the worker stopped because the extension is not installed: it starts
+ *	  it again after a delay that grows from INVENTORY_EXTENSION_FIRST_MS to
+ *	  INVENTORY_EXTENSION_MAX_MS, each such check holding the database for
+ *	  a few milliseconds;
+ *	- the worker stopped otherwise (terminated, e.g. by DROP DATABASE ...
+ *	  WITH (FORCE)): it looks at pg_database again after
+ *	  INVENTORY_RETRY_MS.
+ * A transaction that creates, drops or alters a database, or creates an
+ * extension in the worker's database, wakes the launcher at commit, so
+ * that CREATE EXTENSION pg_inventory starts expiry at once.
+ *
+ * The expiry worker ("pg_inventory expiry worker") connects as the
+ * bootstrap superuser and, every pg_inventory.worker_interval, runs one
+ * pass: inventory.expire_due(pg_inventory.worker_batch_size), each batch
+ * its own transaction, repeated while batches come back full, then
+ * inventory.purge_published(pg_inventory.outbox_retention, 10000) when the
+ * installed version has it (0.2 on), in a transaction of its own.  Each
+ * transaction first takes a share lock on the extension and checks that it
+ * still exists; when it does not, the worker logs that once and exits with
+ * code 0.  A transaction that drops the extension in its database wakes it
+ * at commit, so it leaves at once whatever its interval, and a plain DROP
+ * DATABASE after DROP EXTENSION does not find it there.
+ *
+ * An error in a pass (a bad row, a cancel, a deadlock) is caught: the
+ * transaction is rolled back, the error is logged as a WARNING with its
+ * SQLSTATE (identical errors at most once a minute), counted in the status,
+ * and the worker carries on at the next interval.  Only a FATAL error or
+ * SIGTERM ends it; the launcher then decides what comes next, so the
+ * postmaster never restarts it in a loop.
+ *
+ * Lock order: the worker takes the extension's object lock (share) before
+ * anything expire_due locks; DROP EXTENSION takes it (exclusive) first too.
  *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "access/genam.h"
+#include "access/heapam.h"
+#include "access/htup_details.h"
+#include "access/table.h"
+#include "access/tableam.h"
 #include "access/xact.h"
+#include "catalog/objectaccess.h"
+#include "catalog/pg_database.h"
+#include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
 #include "executor/spi.h"
+#include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "nodes/pg_list.h"
+#include "nodes/value.h"
+#include "parser/parse_func.h"
 #include "pgstat.h"
 #include "postmaster/bgworker.h"
 #include "postmaster/interrupt.h"
 #include "storage/ipc.h"
 #include "storage/latch.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/lwlock.h"
 #include "storage/proc.h"
+#include "storage/procarray.h"
+#include "storage/shmem.h"
+#include "storage/spin.h"
 #include "tcop/tcopprot.h"
+#include "utils/backend_status.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
+#include "utils/memutils.h"
 #include "utils/snapmgr.h"
 #include "utils/timestamp.h"
 
 #include "pg_inventory.h"
+#include "worker.h"
 
-/* Registers the worker; called from _PG_init while preloading. */
+#define INVENTORY_LAUNCHER_NAME		"pg_inventory launcher"
+#define INVENTORY_WORKER_NAME		"pg_inventory expiry worker"
+
+/* the postmaster restarts a launcher that died after this many seconds */
+#define INVENTORY_LAUNCHER_RESTART_S	10
+/* a missing database is looked for this often */
+#define INVENTORY_DATABASE_POLL_MS		5000
+/* a database being dropped or renamed is looked at again this soon */
+#define INVENTORY_DATABASE_BUSY_MS		1000
+/* a worker that stopped for another reason is started again after this */
+#define INVENTORY_RETRY_MS				5000
+/* a missing extension is looked for after this, doubling up to the max */
+#define INVENTORY_EXTENSION_FIRST_MS	5000
+#define INVENTORY_EXTENSION_MAX_MS		60000
+/* the same error of a pass is logged at most once in this long */
+#define INVENTORY_ERROR_REPEAT_MS		60000
+/* events purge_published deletes in one pass at most */
+#define INVENTORY_PURGE_MAX_ROWS		10000
+
+/* What the launcher and the worker share; guarded by mutex */
+typedef struct InventoryWorkerShared
+{
+	slock_t		mutex;
+	InventoryWorkerStatus status;	/* what InventoryWorkerGetStatus copies */
+	Latch	   *launcher_latch; /* set to wake the launcher, or NULL */
+	Latch	   *worker_latch;	/* set to wake the expiry worker, or NULL */
+	bool		launcher_wakeup;	/* a commit asked for a check now */
+} InventoryWorkerShared;
+
+/* What the launcher found in pg_database */
+typedef enum LauncherDatabase
+{
+	LAUNCHER_DATABASE_MISSING,
+	LAUNCHER_DATABASE_NO_CONNECTIONS,
+	LAUNCHER_DATABASE_BUSY,		/* being dropped, renamed or moved */
+	LAUNCHER_DATABASE_READY
+} LauncherDatabase;
+
+/* What the launcher's loop carries from one round to the next */
+typedef struct LauncherLoop
+{
+	BackgroundWorkerHandle *handle; /* our expiry worker, or NULL */
+	TimestampTz next_check;		/* when to look up the database again */
+	int			backoff_ms;		/* delay after the last "no extension" */
+	bool		no_slot_reported;	/* "no free slot" logged, no start since */
+} LauncherLoop;
+
+/* The two steps of a pass */
+typedef enum WorkerStepKind
+{
+	WORKER_STEP_EXPIRE,
+	WORKER_STEP_PURGE
+} WorkerStepKind;
+
+/* How a step of a pass ended */
+typedef enum WorkerStepResult
+{
+	WORKER_STEP_DONE,
+	WORKER_STEP_SKIPPED,		/* purge_published does not exist (0.1) */
+	WORKER_STEP_FAILED,			/* an error, logged and counted */
+	WORKER_STEP_NO_EXTENSION	/* the extension is not installed */
+} WorkerStepResult;
+
+static InventoryWorkerShared *inventory_shared = NULL;
+
+static shmem_request_hook_type prev_shmem_request_hook = NULL;
+static shmem_startup_hook_type prev_shmem_startup_hook = NULL;
+static object_access_hook_type prev_object_access_hook = NULL;
+
+/* in any backend: whom to wake when the current transaction commits */
+static bool wake_launcher_at_commit = false;
+static bool wake_worker_at_commit = false;
+static bool xact_callback_registered = false;
+
+/* in the launcher: the outcome of its last check, and how many in a row */
+static InventoryLauncherState launcher_outcome = INVENTORY_LAUNCHER_STOPPED;
+static int32 launcher_outcome_checks = 0;
+
+/* in the expiry worker */
+static SPIPlanPtr expire_plan = NULL;
+static SPIPlanPtr purge_plan = NULL;
+static char last_logged_sqlstate[6];
+static char last_logged_message[INVENTORY_WORKER_ERROR_MAX];
+static TimestampTz last_logged_at = 0;
+static int64 errors_not_logged = 0;
+
+/* ---------------------------------------------------------------- shmem */
+
+static void
+InventoryShmemRequest(void)
+{
+	if (prev_shmem_request_hook)
+		prev_shmem_request_hook();
+	RequestAddinShmemSpace(MAXALIGN(sizeof(InventoryWorkerShared)));
+}
+
+static void
+InventoryShmemStartup(void)
+{
+	bool		found;
+
+	if (prev_shmem_startup_hook)
+		prev_shmem_startup_hook();
+
+	LWLockAcquire(AddinShmemInitLock, LW_EXCLUSIVE);
+	inventory_shared = ShmemInitStruct("pg_inventory worker status",
+									   sizeof(InventoryWorkerShared),
+									   &found);
+	if (!found)
+	{
+		memset(inventory_shared, 0, sizeof(InventoryWorkerShared));
+		SpinLockInit(&inventory_shared->mutex);
+		inventory_shared->status.enabled = true;
+	}
+	LWLockRelease(AddinShmemInitLock);
+}
+
+/*
+ * InventoryWorkerGetStatus
+ *		Copies the status of the launcher and the expiry worker into
+ *		*status, taken at one instant under the status spinlock, so that
+ *		related fields agree (e.g. total_expired includes last_pass_expired).
+ *
+ * Returns true when the worker is configured (pg_inventory preloaded with
+ * a pg_inventory.worker_database); otherwise returns false and zeroes
+ * *status (status->enabled is false).  Never raises an error; any backend
+ * may call it, at any time.
+ */
+bool
+InventoryWorkerGetStatus(InventoryWorkerStatus *status)
+{
+	if (inventory_shared == NULL)
+	{
+		memset(status, 0, sizeof(InventoryWorkerStatus));
+		return false;
+	}
+	SpinLockAcquire(&inventory_shared->mutex);
+	memcpy(status, &inventory_shared->status, sizeof(InventoryWorkerStatus));
+	SpinLockRelease(&inventory_shared->mutex);
+	return true;
+}
+
+/* ------------------------------------------------------- wake at commit */
+
+/*
+ * InventoryXactCallback
+ *		At commit of a transaction that changed what the launcher or the
+ *		worker look at, sets their latch; at abort, forgets it.
+ */
+static void
+InventoryXactCallback(XactEvent event, void *arg)
+{
+	Latch	   *launcher = NULL;
+	Latch	   *worker = NULL;
+
+	switch (event)
+	{
+		case XACT_EVENT_COMMIT:
+		case XACT_EVENT_PARALLEL_COMMIT:
+			if (inventory_shared != NULL &&
+				(wake_launcher_at_commit || wake_worker_at_commit))
+			{
+				SpinLockAcquire(&inventory_shared->mutex);
+				if (wake_launcher_at_commit)
+				{
+					inventory_shared->launcher_wakeup = true;
+					launcher = inventory_shared->launcher_latch;
+				}
+				if (wake_worker_at_commit)
+					worker = inventory_shared->worker_latch;
+				SpinLockRelease(&inventory_shared->mutex);
+				if (launcher != NULL)
+					SetLatch(launcher);
+				if (worker != NULL)
+					SetLatch(worker);
+			}
+			wake_launcher_at_commit = false;
+			wake_worker_at_commit = false;
+			break;
+		case XACT_EVENT_ABORT:
+		case XACT_EVENT_PARALLEL_ABORT:
+		case XACT_EVENT_PREPARE:
+			wake_launcher_at_commit = false;
+			wake_worker_at_commit = false;
+			break;
+		default:
+			break;
+	}
+}
+
+/*
+ * InventoryObjectAccess
+ *		object_access_hook: notes what the launcher or the worker must see
+ *		at once, to wake them when the transaction commits: a database that
+ *		may be the worker's appearing, the worker's database dropped or
+ *		renamed, an extension created in it (the launcher may have to start
+ *		the worker) or dropped there (the worker has to leave).  Cheap for
+ *		every other object.
+ */
+static void
+InventoryObjectAccess(ObjectAccessType access, Oid classId, Oid objectId,
+					  int subId, void *arg)
+{
+	Oid			worker_db;
+
+	if (prev_object_access_hook)
+		prev_object_access_hook(access, classId, objectId, subId, arg);
+
+	if (inventory_shared == NULL ||
+		(classId != DatabaseRelationId && classId != ExtensionRelationId) ||
+		(access != OAT_POST_CREATE && access != OAT_DROP &&
+		 access != OAT_POST_ALTER))
+		return;
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	worker_db = inventory_shared->status.database_oid;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (classId == DatabaseRelationId)
+	{
+		/*
+		 * While the worker's database is missing, a database created or
+		 * renamed may be it; once it is known, only its own drop or rename
+		 * matters.
+		 */
+		if (OidIsValid(worker_db) ? objectId == worker_db :
+			access != OAT_DROP)
+			wake_launcher_at_commit = true;
+	}
+	else if (OidIsValid(MyDatabaseId) && MyDatabaseId == worker_db)
+	{
+		if (access == OAT_POST_CREATE)
+			wake_launcher_at_commit = true;
+		else if (access == OAT_DROP)
+			wake_worker_at_commit = true;
+	}
+	if (!wake_launcher_at_commit && !wake_worker_at_commit)
+		return;
+
+	if (!xact_callback_registered)
+	{
+		RegisterXactCallback(InventoryXactCallback, NULL);
+		xact_callback_registered = true;
+	}
+}
+
+/*
+ * InventoryRegisterWorker
+ *		Sets up scheduled expiry; called by _PG_init while the postmaster
+ *		loads shared_preload_libraries, only when
+ *		pg_inventory.worker_database names a database.
+ *
+ * Requests the shared status (shmem_request_hook, shmem_startup_hook),
+ * installs the object_access_hook that wakes the launcher and the worker
+ * at commit (inherited by every backend), and registers the launcher, a
+ * static background worker the postmaster restarts
+ * INVENTORY_LAUNCHER_RESTART_S seconds after it dies.  The launcher starts
+ * the expiry worker.  No result; no error of its own.
+ */
 void
 InventoryRegisterWorker(void)
 {
+	BackgroundWorker launcher;
+
+	prev_shmem_request_hook = shmem_request_hook;
+	shmem_request_hook = InventoryShmemRequest;
+	prev_shmem_startup_hook = shmem_startup_hook;
+	shmem_startup_hook = InventoryShmemStartup;
+	prev_object_access_hook = object_access_hook;
+	object_access_hook = InventoryObjectAccess;
+
+	memset(&launcher, 0, sizeof(launcher));
+	launcher.bgw_flags = BGWORKER_SHMEM_ACCESS |
+		BGWORKER_BACKEND_DATABASE_CONNECTION;
+	launcher.bgw_start_time = BgWorkerStart_RecoveryFinished;
+	launcher.bgw_restart_time = INVENTORY_LAUNCHER_RESTART_S;
+	snprintf(launcher.bgw_library_name, BGW_MAXLEN, "pg_inventory");
+	snprintf(launcher.bgw_function_name, BGW_MAXLEN, "InventoryLauncherMain");
+	snprintf(launcher.bgw_name, BGW_MAXLEN, INVENTORY_LAUNCHER_NAME);
+	snprintf(launcher.bgw_type, BGW_MAXLEN, INVENTORY_LAUNCHER_NAME);
+	RegisterBackgroundWorker(&launcher);
+}
+
+/* ------------------------------------------------------------ launcher */
+
+/* before_shmem_exit callback of the launcher */
+static void
+LauncherDetach(int code, Datum arg)
+{
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->launcher_latch = NULL;
+	inventory_shared->status.launcher_pid = 0;
+	inventory_shared->status.launcher_state = INVENTORY_LAUNCHER_STOPPED;
+	inventory_shared->status.launcher_next_check = 0;
+	SpinLockRelease(&inventory_shared->mutex);
+}
+
+/*
+ * LauncherSetState
+ *		Records the launcher's state and when it looks next (0: when woken),
+ *		and shows it in pg_stat_activity.  For the outcomes of a check
+ *		(no database, no extension, retry) it counts the checks in a row
+ *		with that outcome, shown as "(check N)"; starting a worker is not an
+ *		outcome (the worker's exit is), so a check that starts a worker which
+ *		finds no extension goes on counting.
+ */
+static void
+LauncherSetState(InventoryLauncherState state, TimestampTz next_check,
+				 const char *activity)
+{
+	char		text[256];
+
+	if (state != INVENTORY_LAUNCHER_WORKER_RUNNING)
+	{
+		if (state == launcher_outcome)
+			launcher_outcome_checks++;
+		else
+		{
+			launcher_outcome = state;
+			launcher_outcome_checks = 1;
+		}
+	}
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->status.launcher_state = state;
+	inventory_shared->status.launcher_checks =
+		state == INVENTORY_LAUNCHER_WORKER_RUNNING ? 0 : launcher_outcome_checks;
+	inventory_shared->status.launcher_next_check = next_check;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (state == INVENTORY_LAUNCHER_WORKER_RUNNING)
+		snprintf(text, sizeof(text), INVENTORY_LAUNCHER_NAME ": %s", activity);
+	else
+		snprintf(text, sizeof(text), INVENTORY_LAUNCHER_NAME ": %s (check %d)",
+				 activity, launcher_outcome_checks);
+	pgstat_report_activity(STATE_IDLE, text);
+}
+
+/*
+ * LauncherFindDatabase
+ *		Looks up pg_inventory.worker_database in pg_database (a shared
+ *		catalog, readable without a database connection, by a heap scan: the
+ *		launcher cannot open non-shared catalogs or indexes).  When it can
+ *		take connections, tries a share lock on it without waiting: DROP
+ *		DATABASE, ALTER DATABASE RENAME and SET TABLESPACE hold it exclusive,
+ *		and a worker started then would only wait and fail.
+ */
+static LauncherDatabase
+LauncherFindDatabase(const char *name, Oid *dboid)
+{
+	LauncherDatabase result = LAUNCHER_DATABASE_MISSING;
+	Relation	rel;
+	TableScanDesc scan;
+	HeapTuple	tuple;
+
+	*dboid = InvalidOid;
+	pgstat_report_activity(STATE_RUNNING,
+						   INVENTORY_LAUNCHER_NAME ": looking up the database in pg_database");
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	(void) GetTransactionSnapshot();
+
+	rel = table_open(DatabaseRelationId, AccessShareLock);
+	scan = table_beginscan_catalog(rel, 0, NULL);
+	while (HeapTupleIsValid(tuple = heap_getnext(scan, ForwardScanDirection)))
+	{
+		Form_pg_database form = (Form_pg_database) GETSTRUCT(tuple);
+
+		if (strcmp(NameStr(form->datname), name) != 0)
+			continue;
+		/* a DROP DATABASE interrupted half-way leaves it invalid */
+		if (database_is_invalid_form(form))
+			result = LAUNCHER_DATABASE_MISSING;
+		else if (!form->datallowconn)
+			result = LAUNCHER_DATABASE_NO_CONNECTIONS;
+		else
+		{
+			result = LAUNCHER_DATABASE_READY;
+			*dboid = form->oid;
+		}
+		break;
+	}
+	table_endscan(scan);
+	table_close(rel, AccessShareLock);
+
+	if (result == LAUNCHER_DATABASE_READY)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_OBJECT(tag, InvalidOid, DatabaseRelationId, *dboid, 0);
+		if (LockAcquire(&tag, AccessShareLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+			result = LAUNCHER_DATABASE_BUSY;
+		/* the lock, if taken, goes with the transaction */
+	}
+
+	CommitTransactionCommand();
+	pgstat_report_stat(false);
+	return result;
+}
+
+/*
+ * LauncherStartWorker
+ *		Registers the expiry worker for database dboid, a dynamic background
+ *		worker never restarted by the postmaster, which signals the launcher
+ *		when it starts and stops.  Returns its handle, or NULL when every
+ *		background worker slot is taken (max_worker_processes).
+ */
+static BackgroundWorkerHandle *
+LauncherStartWorker(Oid dboid)
+{
 	BackgroundWorker worker;
+	BackgroundWorkerHandle *handle;
 
 	memset(&worker, 0, sizeof(worker));
 	worker.bgw_flags = BGWORKER_SHMEM_ACCESS |
 		BGWORKER_BACKEND_DATABASE_CONNECTION;
 	worker.bgw_start_time = BgWorkerStart_RecoveryFinished;
-	worker.bgw_restart_time = 5;
+	worker.bgw_restart_time = BGW_NEVER_RESTART;
 	snprintf(worker.bgw_library_name, BGW_MAXLEN, "pg_inventory");
 	snprintf(worker.bgw_function_name, BGW_MAXLEN, "InventoryWorkerMain");
-	snprintf(worker.bgw_name, BGW_MAXLEN, "pg_inventory expiry worker");
-	snprintf(worker.bgw_type, BGW_MAXLEN, "pg_inventory expiry worker");
-	RegisterBackgroundWorker(&worker);
+	snprintf(worker.bgw_name, BGW_MAXLEN, INVENTORY_WORKER_NAME);
+	snprintf(worker.bgw_type, BGW_MAXLEN, INVENTORY_WORKER_NAME);
+	worker.bgw_main_arg = ObjectIdGetDatum(dboid);
+	worker.bgw_notify_pid = MyProcPid;
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->status.worker_exit = INVENTORY_WORKER_EXIT_NONE;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (!RegisterDynamicBackgroundWorker(&worker, &handle))
+		return NULL;
+	return handle;
 }
 
 /*
- * WorkerCall
- *		Runs "SELECT <sql>" with one integer-typed or interval-typed argument
- *		through SPI and returns its integer result.
+ * LauncherOrphanRunning
+ *		True when an expiry worker started by an earlier launcher (one that
+ *		died) still runs: the launcher then starts no second one.
  */
-static int
-WorkerCall(const char *sql, Oid argtype, Datum arg)
+static bool
+LauncherOrphanRunning(void)
 {
-	bool		isnull;
-	int			result;
+	int			pid;
 
-	pgstat_report_activity(STATE_RUNNING, sql);
-	if (SPI_execute_with_args(sql, 1, &argtype, &arg, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "pg_inventory worker: \"%s\" failed", sql);
-	result = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-										 SPI_tuptable->tupdesc, 1, &isnull));
-	return isnull ? 0 : result;
+	SpinLockAcquire(&inventory_shared->mutex);
+	pid = inventory_shared->status.worker_pid;
+	SpinLockRelease(&inventory_shared->mutex);
+	return pid != 0 && BackendPidGetProc(pid) != NULL;
 }
 
 /*
- * MaintenanceBatch
- *		One transaction: expire_due(batch) if the extension exists, and with
- *		purge, purge_published(pg_inventory.outbox_retention, batch) if the
- *		installed version has it (0.2 and later).  Returns how many
- *		reservations it expired.
+ * LauncherWorkerStopped
+ *		Our expiry worker has stopped: decides from the reason it gave when
+ *		to look again.  No extension: after a delay that doubles from
+ *		INVENTORY_EXTENSION_FIRST_MS up to INVENTORY_EXTENSION_MAX_MS
+ *		(afresh when it had run until the extension was dropped).  Any
+ *		other reason (terminated, or it could not connect): after
+ *		INVENTORY_RETRY_MS, by which time a DROP DATABASE that terminated it
+ *		has committed.
  */
-static int
-MaintenanceBatch(bool purge)
+static void
+LauncherWorkerStopped(LauncherLoop *loop, TimestampTz now)
 {
-	int			expired = 0;
+	InventoryWorkerExit why;
+	char		text[200];
 
-	SetCurrentStatementStartTimestamp();
-	StartTransactionCommand();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (OidIsValid(get_extension_oid("pg_inventory", true)))
+	pfree(loop->handle);
+	loop->handle = NULL;
+	SpinLockAcquire(&inventory_shared->mutex);
+	why = inventory_shared->status.worker_exit;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (why == INVENTORY_WORKER_EXIT_EXTENSION_DROPPED)
 	{
-		if (SPI_connect() != SPI_OK_CONNECT)
-			elog(ERROR, "pg_inventory worker: SPI_connect failed");
-		expired = WorkerCall("SELECT inventory.expire_due($1)", INT4OID,
-							 Int32GetDatum(inventory_worker_batch_size));
-		if (purge &&
-			SPI_execute("SELECT 1 WHERE pg_catalog.to_regprocedure("
-						"'inventory.purge_published(interval, integer)') IS NOT NULL",
-						true, 1) == SPI_OK_SELECT && SPI_processed == 1)
-		{
-			Interval	retention;
-
-			memset(&retention, 0, sizeof(retention));
-			retention.time = (int64) inventory_outbox_retention_s * USECS_PER_SEC;
-			(void) WorkerCall("SELECT inventory.purge_published($1, 10000)",
-							  INTERVALOID, IntervalPGetDatum(&retention));
-		}
-		SPI_finish();
+		loop->backoff_ms = 0;
+		launcher_outcome = INVENTORY_LAUNCHER_STOPPED;
+		launcher_outcome_checks = 0;
 	}
-	PopActiveSnapshot();
-	CommitTransactionCommand();
-	pgstat_report_stat(false);
-	pgstat_report_activity(STATE_IDLE, NULL);
-	return expired;
+	if (why == INVENTORY_WORKER_EXIT_NO_EXTENSION ||
+		why == INVENTORY_WORKER_EXIT_EXTENSION_DROPPED)
+	{
+		loop->backoff_ms = loop->backoff_ms == 0 ? INVENTORY_EXTENSION_FIRST_MS :
+			Min(loop->backoff_ms * 2, INVENTORY_EXTENSION_MAX_MS);
+		loop->next_check = TimestampTzPlusMilliseconds(now, loop->backoff_ms);
+		snprintf(text, sizeof(text),
+				 "extension \"pg_inventory\" is not installed in database \"%s\"; next check in %d s",
+				 inventory_worker_database, loop->backoff_ms / 1000);
+		LauncherSetState(INVENTORY_LAUNCHER_NO_EXTENSION, loop->next_check,
+						 text);
+	}
+	else
+	{
+		loop->backoff_ms = 0;
+		loop->next_check = TimestampTzPlusMilliseconds(now, INVENTORY_RETRY_MS);
+		snprintf(text, sizeof(text),
+				 "the expiry worker stopped; looking again in %d s",
+				 INVENTORY_RETRY_MS / 1000);
+		LauncherSetState(INVENTORY_LAUNCHER_RETRY, loop->next_check, text);
+	}
 }
 
-/* Entry point of the worker process. */
-void
-InventoryWorkerMain(Datum main_arg)
+/*
+ * LauncherNoDatabase
+ *		The database does not exist or takes no connections: logs that once
+ *		(the flag lives in shared memory, so a restarted launcher does not
+ *		repeat it) and looks again every INVENTORY_DATABASE_POLL_MS.  A
+ *		database of that name made later is a new one, whose missing
+ *		extension is reported anew.
+ */
+static void
+LauncherNoDatabase(LauncherLoop *loop, LauncherDatabase found, TimestampTz now)
 {
+	bool		report;
+	char		text[200];
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	report = !inventory_shared->status.database_missing_reported;
+	inventory_shared->status.database_missing_reported = true;
+	inventory_shared->status.database_oid = InvalidOid;
+	inventory_shared->status.extension_missing_reported = false;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (report && found == LAUNCHER_DATABASE_MISSING)
+		ereport(LOG,
+				(errcode(ERRCODE_UNDEFINED_DATABASE),
+				 errmsg("pg_inventory expiry worker: database \"%s\" does not exist",
+						inventory_worker_database),
+				 errdetail("The launcher looks for it every %d seconds, and when a database is created, and starts the expiry worker once it exists; this is logged once.",
+						   INVENTORY_DATABASE_POLL_MS / 1000),
+				 errhint("Create the database, or set pg_inventory.worker_database to an existing database with ALTER SYSTEM and restart the server.")));
+	else if (report)
+		ereport(LOG,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("pg_inventory expiry worker: database \"%s\" does not allow connections",
+						inventory_worker_database),
+				 errdetail("The launcher looks at it every %d seconds and starts the expiry worker once it allows connections; this is logged once.",
+						   INVENTORY_DATABASE_POLL_MS / 1000),
+				 errhint("Run ALTER DATABASE %s WITH ALLOW_CONNECTIONS true, or set pg_inventory.worker_database to another database with ALTER SYSTEM and restart the server.",
+						 quote_identifier(inventory_worker_database))));
+
+	loop->backoff_ms = 0;
+	loop->next_check = TimestampTzPlusMilliseconds(now, INVENTORY_DATABASE_POLL_MS);
+	snprintf(text, sizeof(text),
+			 found == LAUNCHER_DATABASE_MISSING ?
+			 "database \"%s\" does not exist; looking every %d s" :
+			 "database \"%s\" does not allow connections; looking every %d s",
+			 inventory_worker_database, INVENTORY_DATABASE_POLL_MS / 1000);
+	LauncherSetState(INVENTORY_LAUNCHER_NO_DATABASE, loop->next_check, text);
+}
+
+/*
+ * LauncherCheck
+ *		Looks up the database and, when it is there, starts the expiry
+ *		worker in it (unless one started by an earlier launcher still runs).
+ *		Logs once that a database reported missing exists now, and once
+ *		(until a start succeeds) that no worker slot is free.
+ */
+static void
+LauncherCheck(LauncherLoop *loop)
+{
+	Oid			dboid;
+	LauncherDatabase found;
+	TimestampTz now;
+	bool		appeared;
+	char		text[200];
+
+	found = LauncherFindDatabase(inventory_worker_database, &dboid);
+	now = GetCurrentTimestamp();
+	if (found == LAUNCHER_DATABASE_MISSING ||
+		found == LAUNCHER_DATABASE_NO_CONNECTIONS)
+	{
+		LauncherNoDatabase(loop, found, now);
+		return;
+	}
+	if (found == LAUNCHER_DATABASE_BUSY)
+	{
+		loop->next_check = TimestampTzPlusMilliseconds(now, INVENTORY_DATABASE_BUSY_MS);
+		LauncherSetState(INVENTORY_LAUNCHER_RETRY, loop->next_check,
+						 "the database is being dropped, renamed or moved; looking again soon");
+		return;
+	}
+	if (LauncherOrphanRunning())
+	{
+		loop->next_check = TimestampTzPlusMilliseconds(now, INVENTORY_RETRY_MS);
+		LauncherSetState(INVENTORY_LAUNCHER_WORKER_RUNNING, loop->next_check,
+						 "an expiry worker started by an earlier launcher runs; waiting for it to stop");
+		return;
+	}
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	appeared = inventory_shared->status.database_missing_reported;
+	inventory_shared->status.database_missing_reported = false;
+	if (inventory_shared->status.database_oid != dboid)
+		inventory_shared->status.extension_missing_reported = false;
+	inventory_shared->status.database_oid = dboid;
+	SpinLockRelease(&inventory_shared->mutex);
+	if (appeared)
+		ereport(LOG,
+				(errmsg("pg_inventory expiry worker: database \"%s\" exists now; starting the expiry worker",
+						inventory_worker_database)));
+
+	loop->handle = LauncherStartWorker(dboid);
+	if (loop->handle == NULL)
+	{
+		if (!loop->no_slot_reported)
+			ereport(WARNING,
+					(errcode(ERRCODE_CONFIGURATION_LIMIT_EXCEEDED),
+					 errmsg("pg_inventory expiry worker: no background worker slot is free to start it"),
+					 errdetail("The launcher tries again every %d seconds; this is logged once until it succeeds.",
+							   INVENTORY_RETRY_MS / 1000),
+					 errhint("Raise max_worker_processes (a restart is needed).")));
+		loop->no_slot_reported = true;
+		loop->next_check = TimestampTzPlusMilliseconds(now, INVENTORY_RETRY_MS);
+		snprintf(text, sizeof(text),
+				 "no background worker slot is free; trying again in %d s",
+				 INVENTORY_RETRY_MS / 1000);
+		LauncherSetState(INVENTORY_LAUNCHER_RETRY, loop->next_check, text);
+		return;
+	}
+	loop->no_slot_reported = false;
+	snprintf(text, sizeof(text), "expiry worker started in database \"%s\"",
+			 inventory_worker_database);
+	LauncherSetState(INVENTORY_LAUNCHER_WORKER_RUNNING, 0, text);
+}
+
+/*
+ * InventoryLauncherMain
+ *		Entry point of the launcher (bgw_function_name of the static worker
+ *		registered by InventoryRegisterWorker); main_arg is unused.
+ *
+ * Connects to no database and loops until SIGTERM (postmaster shutdown,
+ * pg_terminate_backend) or postmaster death: looks up
+ * pg_inventory.worker_database, starts the expiry worker there, and decides
+ * from the reason the worker gives when it stops when to look again (see
+ * the file header); a commit that creates the database or the extension
+ * makes it look at once.  Reloads the configuration on SIGHUP.  Never
+ * returns; an error ends the process and the postmaster restarts it after
+ * INVENTORY_LAUNCHER_RESTART_S seconds.
+ */
+void
+InventoryLauncherMain(Datum main_arg)
+{
+	LauncherLoop loop;
+
+	memset(&loop, 0, sizeof(loop));
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
 	BackgroundWorkerUnblockSignals();
-	BackgroundWorkerInitializeConnection(inventory_worker_database, NULL, 0);
-	pgstat_report_appname("pg_inventory expiry worker");
-	elog(LOG, "pg_inventory expiry worker started in database \"%s\" (interval %d ms, batch %d)",
-		 inventory_worker_database, inventory_worker_interval_ms,
-		 inventory_worker_batch_size);
+
+	/* no database: only shared catalogs such as pg_database can be read */
+	BackgroundWorkerInitializeConnection(NULL, NULL, 0);
+	pgstat_report_appname(INVENTORY_LAUNCHER_NAME);
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->launcher_latch = MyLatch;
+	inventory_shared->status.launcher_pid = MyProcPid;
+	inventory_shared->status.launcher_state = INVENTORY_LAUNCHER_CHECKING;
+	inventory_shared->status.launcher_checks = 0;
+	SpinLockRelease(&inventory_shared->mutex);
+	before_shmem_exit(LauncherDetach, (Datum) 0);
+
+	ereport(DEBUG1,
+			(errmsg_internal(INVENTORY_LAUNCHER_NAME " started for database \"%s\"",
+							 inventory_worker_database)));
 
 	for (;;)
 	{
+		TimestampTz now;
+		long		timeout;
+
 		CHECK_FOR_INTERRUPTS();
 		if (ConfigReloadPending)
 		{
 			ConfigReloadPending = false;
 			ProcessConfigFile(PGC_SIGHUP);
 		}
-		if (MaintenanceBatch(true) >= inventory_worker_batch_size)
+		now = GetCurrentTimestamp();
+
+		if (loop.handle != NULL)
 		{
-			while (MaintenanceBatch(false) >= inventory_worker_batch_size)
-				CHECK_FOR_INTERRUPTS();
+			pid_t		pid;
+			BgwHandleStatus st = GetBackgroundWorkerPid(loop.handle, &pid);
+
+			if (st == BGWH_POSTMASTER_DIED)
+				proc_exit(1);
+			if (st == BGWH_STOPPED)
+				LauncherWorkerStopped(&loop, now);
 		}
+
+		/*
+		 * A commit created or dropped the database, or created an extension
+		 * in it: look now.  The request is left pending while a worker runs,
+		 * so that one made while it was leaving (it had just found no
+		 * extension) is seen once it has stopped.
+		 */
+		if (loop.handle == NULL)
+		{
+			bool		wakeup;
+
+			SpinLockAcquire(&inventory_shared->mutex);
+			wakeup = inventory_shared->launcher_wakeup;
+			inventory_shared->launcher_wakeup = false;
+			SpinLockRelease(&inventory_shared->mutex);
+			if (wakeup)
+			{
+				loop.next_check = now;
+				loop.backoff_ms = 0;
+			}
+		}
+
+		if (loop.handle == NULL && loop.next_check <= now)
+			LauncherCheck(&loop);
+
+		/*
+		 * Wait for the worker's start or stop (the postmaster signals us), a
+		 * commit that wakes us, or the next check.  While a worker runs,
+		 * look at it every minute anyway.
+		 */
+		if (loop.handle != NULL)
+			timeout = 60 * 1000L;
+		else
+		{
+			long		secs;
+			int			usecs;
+
+			TimestampDifference(GetCurrentTimestamp(), loop.next_check,
+								&secs, &usecs);
+			timeout = secs * 1000L + usecs / 1000 + 1;
+		}
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 timeout, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+	}
+}
+
+/* ------------------------------------------------------- expiry worker */
+
+/* before_shmem_exit callback of the expiry worker */
+static void
+WorkerDetach(int code, Datum arg)
+{
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->worker_latch = NULL;
+	inventory_shared->status.worker_pid = 0;
+	inventory_shared->status.worker_state = INVENTORY_WORKER_STOPPED;
+	if (inventory_shared->status.worker_exit == INVENTORY_WORKER_EXIT_NONE)
+		inventory_shared->status.worker_exit = INVENTORY_WORKER_EXIT_TERMINATED;
+	SpinLockRelease(&inventory_shared->mutex);
+}
+
+static void
+WorkerSetState(InventoryWorkerState state)
+{
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->status.worker_state = state;
+	SpinLockRelease(&inventory_shared->mutex);
+}
+
+/*
+ * WorkerExtensionLocked
+ *		Inside a transaction: true when pg_inventory is installed in this
+ *		database, and then holds a share lock on it until the end of the
+ *		transaction, so that DROP EXTENSION waits for the transaction (and
+ *		the transaction never calls a function being dropped).  Looks again
+ *		after the lock, with a new catalog snapshot, in case a DROP
+ *		EXTENSION committed while we waited for it.
+ */
+static bool
+WorkerExtensionLocked(void)
+{
+	Oid			extoid = get_extension_oid("pg_inventory", true);
+
+	if (!OidIsValid(extoid))
+		return false;
+	LockDatabaseObject(ExtensionRelationId, extoid, 0, AccessShareLock);
+	InvalidateCatalogSnapshot();
+	return get_extension_oid("pg_inventory", true) == extoid;
+}
+
+/*
+ * WorkerRunExpire
+ *		Inside SPI: inventory.expire_due(batch_size); returns how many
+ *		reservations it expired.
+ */
+static int64
+WorkerRunExpire(void)
+{
+	Datum		arg;
+	bool		isnull;
+	Datum		result;
+
+	if (expire_plan == NULL)
+	{
+		Oid			argtypes[1] = {INT4OID};
+		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.expire_due($1)",
+									   1, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare of expire_due failed: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan of expire_due failed");
+		expire_plan = plan;
+	}
+	arg = Int32GetDatum(inventory_worker_batch_size);
+	if (SPI_execute_plan(expire_plan, &arg, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "inventory.expire_due did not return one row");
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	return isnull ? 0 : (int64) DatumGetInt32(result);
+}
+
+/*
+ * WorkerRunPurge
+ *		Inside SPI: inventory.purge_published(outbox_retention,
+ *		INVENTORY_PURGE_MAX_ROWS) when the installed version has it; returns
+ *		how many events it deleted, or -1 when the function does not exist.
+ */
+static int64
+WorkerRunPurge(void)
+{
+	Oid			argtypes[2] = {INTERVALOID, INT4OID};
+	Datum		args[2];
+	Interval	retention;
+	bool		isnull;
+	Datum		result;
+
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("inventory"),
+											  makeString("purge_published")),
+								   2, argtypes, true)))
+		return -1;
+	if (purge_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_published($1, $2)",
+									   2, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare of purge_published failed: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan of purge_published failed");
+		purge_plan = plan;
+	}
+	memset(&retention, 0, sizeof(retention));
+	retention.time = (int64) inventory_outbox_retention_s * USECS_PER_SEC;
+	args[0] = IntervalPGetDatum(&retention);
+	args[1] = Int32GetDatum(INVENTORY_PURGE_MAX_ROWS);
+	if (SPI_execute_plan(purge_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "inventory.purge_published did not return one row");
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	return isnull ? 0 : (int64) DatumGetInt32(result);
+}
+
+/*
+ * WorkerReportError
+ *		Counts a caught error of a step in the status and logs it as a
+ *		WARNING with its SQLSTATE (in the message, whatever
+ *		log_error_verbosity says), its detail and context.  The same
+ *		SQLSTATE and message again within INVENTORY_ERROR_REPEAT_MS is only
+ *		counted; the next report says how many were not logged.
+ */
+static void
+WorkerReportError(const char *step, ErrorData *edata)
+{
+	char		sqlstate[6];
+	const char *message = edata->message ? edata->message : "(no message)";
+	TimestampTz now = GetCurrentTimestamp();
+	StringInfoData detail;
+
+	strlcpy(sqlstate, unpack_sql_state(edata->sqlerrcode), sizeof(sqlstate));
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->status.total_errors++;
+	inventory_shared->status.last_error_at = now;
+	strlcpy(inventory_shared->status.last_error_sqlstate, sqlstate,
+			sizeof(inventory_shared->status.last_error_sqlstate));
+	strlcpy(inventory_shared->status.last_error_message, message,
+			sizeof(inventory_shared->status.last_error_message));
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (last_logged_at != 0 &&
+		strcmp(sqlstate, last_logged_sqlstate) == 0 &&
+		strncmp(message, last_logged_message, sizeof(last_logged_message) - 1) == 0 &&
+		!TimestampDifferenceExceeds(last_logged_at, now, INVENTORY_ERROR_REPEAT_MS))
+	{
+		errors_not_logged++;
+		return;
+	}
+
+	initStringInfo(&detail);
+	if (edata->detail != NULL)
+		appendStringInfoString(&detail, edata->detail);
+	if (errors_not_logged > 0)
+		appendStringInfo(&detail, "%s" INT64_FORMAT " more errors since the last one logged were counted but not logged.",
+						 detail.len > 0 ? " " : "", errors_not_logged);
+
+	ereport(WARNING,
+			(errcode(edata->sqlerrcode),
+			 errmsg("pg_inventory expiry worker: %s failed with SQLSTATE %s: %s",
+					step, sqlstate, message),
+			 detail.len > 0 ? errdetail_internal("%s", detail.data) : 0,
+			 errhint("The worker rolled back this step and carries on at its next pass; the same error is logged at most once a minute."),
+			 edata->context != NULL ? errcontext_msg("%s", edata->context) : 0));
+	pfree(detail.data);
+
+	strlcpy(last_logged_sqlstate, sqlstate, sizeof(last_logged_sqlstate));
+	strlcpy(last_logged_message, message, sizeof(last_logged_message));
+	last_logged_at = now;
+	errors_not_logged = 0;
+}
+
+/*
+ * WorkerStep
+ *		One step of a pass in its own transaction: expire_due or
+ *		purge_published, after locking the extension.  *rows receives what
+ *		it expired or deleted.  An error is caught here, as autovacuum does
+ *		for a table: the transaction is rolled back, the error logged and
+ *		counted, and the caller goes on; FATAL errors and SIGTERM are not
+ *		caught.
+ */
+static WorkerStepResult
+WorkerStep(WorkerStepKind kind, int64 *rows)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile WorkerStepResult result = WORKER_STEP_DONE;
+	char		activity[200];
+
+	*rows = 0;
+	if (kind == WORKER_STEP_EXPIRE)
+	{
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": expire_due(%d)",
+				 inventory_worker_batch_size);
+	}
+	else
+	{
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": purge_published('%d seconds', %d)",
+				 inventory_outbox_retention_s, INVENTORY_PURGE_MAX_ROWS);
+	}
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		if (!WorkerExtensionLocked())
+			result = WORKER_STEP_NO_EXTENSION;
+		else
+		{
+			WorkerSetState(kind == WORKER_STEP_EXPIRE ?
+						   INVENTORY_WORKER_EXPIRING : INVENTORY_WORKER_PURGING);
+			pgstat_report_activity(STATE_RUNNING, activity);
+			PushActiveSnapshot(GetTransactionSnapshot());
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			if (kind == WORKER_STEP_EXPIRE)
+				*rows = WorkerRunExpire();
+			else
+			{
+				*rows = WorkerRunPurge();
+				if (*rows < 0)
+				{
+					*rows = 0;
+					result = WORKER_STEP_SKIPPED;
+				}
+			}
+			if (SPI_finish() != SPI_OK_FINISH)
+				elog(ERROR, "SPI_finish failed");
+			PopActiveSnapshot();
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* as autovacuum: no interrupt while we clean up */
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortOutOfAnyTransaction();
+		RESUME_INTERRUPTS();
+
+		*rows = 0;
+		result = WORKER_STEP_FAILED;
+		WorkerReportError(kind == WORKER_STEP_EXPIRE ?
+						  "expire_due" : "purge_published", edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+
+	MemoryContextSwitchTo(cxt);
+	WorkerSetState(INVENTORY_WORKER_IDLE);
+	pgstat_report_stat(false);
+	pgstat_report_activity(STATE_IDLE, NULL);
+	return result;
+}
+
+/*
+ * WorkerNoExtension
+ *		The extension is not installed (dropped, when ran says that passes
+ *		ran before): logs that once until it is found again, tells the
+ *		launcher why we stop, and exits with code 0, leaving the database at
+ *		once.
+ */
+static void
+WorkerNoExtension(bool ran)
+{
+	bool		report;
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	report = !inventory_shared->status.extension_missing_reported;
+	inventory_shared->status.extension_missing_reported = true;
+	inventory_shared->status.worker_exit = ran ?
+		INVENTORY_WORKER_EXIT_EXTENSION_DROPPED :
+		INVENTORY_WORKER_EXIT_NO_EXTENSION;
+	SpinLockRelease(&inventory_shared->mutex);
+
+	if (report)
+		ereport(LOG,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("pg_inventory expiry worker: extension \"pg_inventory\" is not installed in database \"%s\"",
+						inventory_worker_database),
+				 errdetail("The expiry worker leaves the database; the launcher looks again after 5 seconds, then less often up to once a minute, and at once when an extension is created there; this is logged once."),
+				 errhint("Run CREATE EXTENSION pg_inventory in database \"%s\", or set pg_inventory.worker_database to the database that has it with ALTER SYSTEM and restart the server.",
+						 inventory_worker_database)));
+	proc_exit(0);
+}
+
+/*
+ * InventoryWorkerMain
+ *		Entry point of the expiry worker (bgw_function_name of the dynamic
+ *		worker the launcher starts); main_arg is the OID of
+ *		pg_inventory.worker_database.
+ *
+ * Connects to that database as the bootstrap superuser, then runs a pass
+ * every pg_inventory.worker_interval (see the file header), reloading the
+ * configuration on SIGHUP; a commit that drops the extension here wakes it
+ * early.  Exits with code 0 as soon as the extension is not installed
+ * (WorkerNoExtension), and on SIGTERM with FATAL.  Errors inside a pass
+ * are caught and logged (WorkerStep); it never exits because of one.
+ */
+void
+InventoryWorkerMain(Datum main_arg)
+{
+	Oid			dboid = DatumGetObjectId(main_arg);
+	MemoryContext pass_cxt;
+	bool		installed;
+
+	pqsignal(SIGHUP, SignalHandlerForConfigReload);
+	pqsignal(SIGTERM, die);
+	BackgroundWorkerUnblockSignals();
+
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->worker_latch = MyLatch;
+	inventory_shared->status.worker_pid = MyProcPid;
+	inventory_shared->status.worker_state = INVENTORY_WORKER_STARTING;
+	inventory_shared->status.worker_started_at = GetCurrentTimestamp();
+	inventory_shared->status.worker_exit = INVENTORY_WORKER_EXIT_NONE;
+	SpinLockRelease(&inventory_shared->mutex);
+	before_shmem_exit(WorkerDetach, (Datum) 0);
+
+	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	pgstat_report_appname(INVENTORY_WORKER_NAME);
+
+	pass_cxt = AllocSetContextCreate(TopMemoryContext,
+									 "pg_inventory expiry worker pass",
+									 ALLOCSET_DEFAULT_SIZES);
+
+	/* nothing to do here without the extension: leave at once */
+	SetCurrentStatementStartTimestamp();
+	StartTransactionCommand();
+	installed = OidIsValid(get_extension_oid("pg_inventory", true));
+	CommitTransactionCommand();
+	if (!installed)
+		WorkerNoExtension(false);
+	SpinLockAcquire(&inventory_shared->mutex);
+	inventory_shared->status.extension_missing_reported = false;
+	SpinLockRelease(&inventory_shared->mutex);
+	ereport(LOG,
+			(errmsg(INVENTORY_WORKER_NAME " started in database \"%s\" (interval %d ms, batch %d)",
+					inventory_worker_database, inventory_worker_interval_ms,
+					inventory_worker_batch_size)));
+
+	for (;;)
+	{
+		int64		rows;
+		int64		expired = 0;
+		int64		purged = 0;
+		WorkerStepResult result;
+
+		CHECK_FOR_INTERRUPTS();
+		if (ConfigReloadPending)
+		{
+			ConfigReloadPending = false;
+			ProcessConfigFile(PGC_SIGHUP);
+		}
+
+		MemoryContextSwitchTo(pass_cxt);
+		do
+		{
+			result = WorkerStep(WORKER_STEP_EXPIRE, &rows);
+			if (result == WORKER_STEP_NO_EXTENSION)
+				WorkerNoExtension(true);
+			expired += rows;
+			CHECK_FOR_INTERRUPTS();
+		} while (result == WORKER_STEP_DONE &&
+				 rows >= inventory_worker_batch_size);
+
+		if (WorkerStep(WORKER_STEP_PURGE, &rows) == WORKER_STEP_NO_EXTENSION)
+			WorkerNoExtension(true);
+		purged = rows;
+
+		SpinLockAcquire(&inventory_shared->mutex);
+		inventory_shared->status.last_pass_at = GetCurrentTimestamp();
+		inventory_shared->status.last_pass_expired = expired;
+		inventory_shared->status.last_pass_purged = purged;
+		inventory_shared->status.total_passes++;
+		inventory_shared->status.total_expired += expired;
+		inventory_shared->status.total_purged += purged;
+		SpinLockRelease(&inventory_shared->mutex);
+
+		MemoryContextSwitchTo(TopMemoryContext);
+		MemoryContextReset(pass_cxt);
 
 		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
 						 inventory_worker_interval_ms, PG_WAIT_EXTENSION);

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# test/scripts/worker_test.sh: the expiry worker and its launcher (README
+# "Operations"): expiry in the named database, uninstall, a missing or
+# dropped database, and an error inside a pass.
+#
+# Starts its own throwaway server on a free port (the shared server of
+# `make test` has other settings) with
+#   shared_preload_libraries = 'pg_inventory'
+#   pg_inventory.worker_database = 'shop'       (does not exist at start)
+#   pg_inventory.worker_interval = 200
+# and removes it on exit.  Waits only by polling an observable condition
+# (pg_stat_activity, a table, the server log) with a deadline, never by a
+# fixed sleep.  The launcher shows in pg_stat_activity what it waits for and
+# how many checks it made in that state ("... (check N)"), which is how the
+# test knows that it went on checking without logging again.  Prints TAP
+# (1..N, ok/not ok) and exits non-zero on any failure.
+#
+#   PG_BIN   PostgreSQL binaries (default /usr/lib/postgresql/15/bin); make
+#            test points it at its private copy with the fresh extension
+
+set -u
+
+cd "$(dirname "$0")/../.."
+PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
+# shellcheck source=test/scripts/pg_env.sh
+source test/scripts/pg_env.sh
+
+PLAN=25
+DB=shop
+TIMEOUT=60
+
+n=0
+failed=0
+ok() { n=$((n + 1)); echo "ok $n - $1"; }
+not_ok() {
+	n=$((n + 1))
+	failed=$((failed + 1))
+	echo "not ok $n - $1"
+	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'
+	return 0
+}
+# check DESCRIPTION EXPECTED GOT
+check() {
+	if [ "$2" == "$3" ]; then
+		ok "$1"
+	else
+		not_ok "$1" "expected: $2
+got:      $3"
+	fi
+}
+# q DB SQL: unaligned tuples only; on error prints the SQLSTATE
+q() {
+	printf '%s\n' "$2" |
+		"$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
+			-d "$1" -f - 2>&1 | sed 's/^psql:[^ ]* ERROR: *//'
+}
+# poll SECONDS COMMAND...: runs COMMAND until it succeeds; fails after SECONDS
+poll() {
+	local deadline=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ "$SECONDS" -ge "$deadline" ] && return 1
+		sleep 0.1
+	done
+}
+# is DB SQL EXPECTED: the query's output equals EXPECTED (for poll)
+is() { [ "$(q "$1" "$2")" == "$3" ]; }
+
+LOG=
+# log_mark: the current end of the server log; log_since MARK: what follows
+log_mark() { wc -c <"$LOG"; }
+log_since() { tail -c +$(($1 + 1)) "$LOG"; }
+# log_count MARK TEXT: lines after MARK containing TEXT
+log_count() { log_since "$1" | grep -cF -- "$2"; }
+# logged MARK TEXT: TEXT is in the log after MARK (for poll)
+logged() { [ "$(log_count "$1" "$2")" -gt 0 ]; }
+
+# worker_pid: the expiry worker's pid in $DB, or nothing
+worker_pid() {
+	q postgres "SELECT pid FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory expiry worker' AND datname = '$DB'"
+}
+# launcher_checks TEXT: how many checks the launcher made while its activity
+# says TEXT, 0 if it says something else
+launcher_checks() {
+	local c
+	c=$(q postgres "SELECT substring(query from '\(check ([0-9]+)\)\$')
+		FROM pg_stat_activity WHERE backend_type = 'pg_inventory launcher'
+		AND strpos(query, \$\$$1\$\$) > 0")
+	echo "${c:-0}"
+}
+# checks_at_least TEXT N (for poll)
+checks_at_least() { [ "$(launcher_checks "$1")" -ge "$2" ]; }
+# expired KEY: the worker has expired reservation KEY of tenant wt
+expired() { is "$DB" "SELECT state FROM inventory.reservation WHERE tenant = 'wt' AND request_key = '$1'" expired; }
+
+NO_DB="pg_inventory expiry worker: database \"$DB\" does not exist"
+DB_BACK="database \"$DB\" exists now; starting the expiry worker"
+NO_EXT="extension \"pg_inventory\" is not installed in database \"$DB\""
+STARTED="pg_inventory expiry worker started in database \"$DB\""
+
+PGI_DIR=$(mktemp -d /tmp/pg_inventory_worker.XXXXXX)
+PGI_PORT=$(pg_free_port 57432)
+PGI_CONF="shared_preload_libraries = 'pg_inventory'
+pg_inventory.worker_database = '$DB'
+pg_inventory.worker_interval = 200"
+trap 'pg_destroy' EXIT
+
+echo "1..$PLAN"
+if ! pg_start >/dev/null; then
+	not_ok "the throwaway server with the preloaded worker starts"
+	exit 1
+fi
+LOG=$PGI_DIR/server.log
+
+# --- the launcher, without the database --------------------------------
+check "the launcher runs connected to no database, named in pg_stat_activity" \
+	"pg_inventory launcher|true" \
+	"$(q postgres "SELECT application_name || '|' || (datid IS NULL) FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory launcher'")"
+
+if poll $TIMEOUT checks_at_least "database \"$DB\" does not exist" 2; then
+	check "a missing database is logged once while the launcher checks again" \
+		1 "$(log_count 0 "$NO_DB")"
+else
+	not_ok "the launcher reports the missing database in pg_stat_activity" \
+		"$(q postgres "SELECT query FROM pg_stat_activity WHERE backend_type = 'pg_inventory launcher'")"
+fi
+
+# --- the worker expires in the named database --------------------------
+mark=$(log_mark)
+out=$(q postgres "CREATE DATABASE $DB")$(q "$DB" "CREATE EXTENSION pg_inventory")
+check "create database $DB with pg_inventory" "" "$out"
+if poll $TIMEOUT is postgres "SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory expiry worker' AND datname = '$DB'" 1; then
+	ok "the launcher starts the expiry worker in $DB"
+else
+	not_ok "the launcher starts the expiry worker in $DB" "$(log_since "$mark")"
+fi
+check "the database's appearance is logged once" 1 "$(log_count "$mark" "$DB_BACK")"
+
+out=$(q "$DB" "SELECT inventory.restock('wt', 'rcpt-1', 'A', 5);
+	SELECT status FROM inventory.reserve('wt', 'r1', 'A', 2, '1 second');")
+check "restock and a reserve with a one-second ttl" "5
+reserved" "$out"
+if poll $TIMEOUT expired r1; then
+	ok "the worker expires the due reservation"
+else
+	not_ok "the worker expires the due reservation" "$(log_since "$mark")"
+fi
+check "its units are back" "5|0" \
+	"$(q "$DB" "SELECT available || '|' || reserved FROM inventory.stock WHERE tenant = 'wt' AND sku = 'A'")"
+check "pg_stat_activity shows the worker's name and its current step" "pg_inventory expiry worker|true" \
+	"$(q postgres "SELECT application_name || '|' || (query ~ '^pg_inventory expiry worker: (expire_due\(1000\)|purge_published\(''[0-9]+ seconds'', [0-9]+\))\$')
+		FROM pg_stat_activity WHERE backend_type = 'pg_inventory expiry worker'")"
+
+# --- an error in a pass is logged and the worker goes on -----------------
+# As the superuser, replace the function the worker calls by one that fails
+# with 22003, then put the real one back.
+mark=$(log_mark)
+pid=$(worker_pid)
+def=$(q "$DB" "SELECT pg_get_functiondef('inventory.expire_due(integer)'::regprocedure)")
+out=$(q "$DB" "CREATE OR REPLACE FUNCTION inventory.expire_due(max_rows integer DEFAULT 1000)
+	RETURNS integer LANGUAGE plpgsql AS
+	\$f\$BEGIN RAISE EXCEPTION 'fault injected by worker_test' USING ERRCODE = '22003'; END\$f\$")
+check "inject a fault into expire_due" "" "$out"
+if poll $TIMEOUT logged "$mark" "expire_due failed with SQLSTATE 22003: fault injected by worker_test"; then
+	ok "the failed pass is logged with its SQLSTATE"
+else
+	not_ok "the failed pass is logged with its SQLSTATE" "$(log_since "$mark")"
+fi
+# the step text is written at the start of every step: wait for passes that
+# began well after the error was logged
+t0=$(q postgres "SELECT now()")
+if poll $TIMEOUT is postgres "SELECT query_start > '$t0'::timestamptz + interval '1 second'
+		FROM pg_stat_activity WHERE pid = $pid" t; then
+	check "the worker carries on with more passes: same process, nothing exited, the repeated error logged once" \
+		"$pid 0 1" \
+		"$(worker_pid) $(log_count "$mark" "exited with exit code") $(log_count "$mark" "fault injected by worker_test")"
+else
+	not_ok "the worker carries on with more passes after the error" \
+		"$(q postgres "SELECT pid, query_start, query FROM pg_stat_activity WHERE backend_type LIKE 'pg_inventory%'")"
+fi
+out=$(q "$DB" "$def")$(q "$DB" "SELECT status FROM inventory.reserve('wt', 'r2', 'A', 1, '1 second')")
+check "put expire_due back and reserve again" "reserved" "$out"
+if poll $TIMEOUT expired r2; then
+	check "the same worker expires the next reservation" "$pid" "$(worker_pid)"
+else
+	not_ok "the same worker expires the next reservation" "$(log_since "$mark")"
+fi
+
+# --- uninstall: DROP EXTENSION, then a plain DROP DATABASE ---------------
+# A one-hour interval shows that the worker leaves when the extension is
+# dropped, not at its next pass.
+mark=$(log_mark)
+q postgres "ALTER SYSTEM SET pg_inventory.worker_interval = '1h'; SELECT pg_reload_conf()" >/dev/null
+if poll $TIMEOUT is postgres "SELECT now() - query_start > interval '2 seconds'
+		FROM pg_stat_activity WHERE backend_type = 'pg_inventory expiry worker'" t; then
+	ok "the worker waits an hour between passes after a reload"
+else
+	not_ok "the worker waits an hour between passes after a reload" \
+		"$(q postgres "SELECT now() - query_start FROM pg_stat_activity WHERE backend_type = 'pg_inventory expiry worker'")"
+fi
+out=$(q "$DB" "DROP EXTENSION pg_inventory")$(q postgres "DROP DATABASE $DB")
+check "after DROP EXTENSION a plain DROP DATABASE succeeds" "" "$out"
+check "the missing extension was logged once" 1 "$(log_count "$mark" "$NO_EXT")"
+q postgres "ALTER SYSTEM RESET pg_inventory.worker_interval; SELECT pg_reload_conf()" >/dev/null
+
+# --- the database comes back: logged once, and the worker works again ----
+if poll $TIMEOUT checks_at_least "database \"$DB\" does not exist" 3; then
+	ok "the launcher keeps checking for the dropped database"
+else
+	not_ok "the launcher keeps checking for the dropped database" \
+		"$(q postgres "SELECT query FROM pg_stat_activity WHERE backend_type = 'pg_inventory launcher'")"
+fi
+q postgres "CREATE DATABASE $DB" >/dev/null
+if poll $TIMEOUT checks_at_least "$NO_EXT" 2; then
+	ok "without the extension the launcher checks again later"
+else
+	not_ok "without the extension the launcher checks again later" \
+		"$(q postgres "SELECT query FROM pg_stat_activity WHERE backend_type = 'pg_inventory launcher'")"
+fi
+out=$(q "$DB" "CREATE EXTENSION pg_inventory;
+	SELECT inventory.restock('wt', 'rcpt-1', 'A', 5);
+	SELECT status FROM inventory.reserve('wt', 'r3', 'A', 1, '1 second');")
+check "create the extension again, restock and reserve" "5
+reserved" "$out"
+if poll $TIMEOUT expired r3; then
+	ok "the worker expires again after the database and the extension came back"
+else
+	not_ok "the worker expires again after the database and the extension came back" \
+		"$(log_since "$mark")"
+fi
+# since the DROP EXTENSION: the missing extension once after it and once in
+# the new database, the rest once
+check "logged once each: database missing, database back, worker started; extension missing once per database" \
+	"1 1 2 1" \
+	"$(log_count "$mark" "$NO_DB") $(log_count "$mark" "$DB_BACK") $(log_count "$mark" "$NO_EXT") $(log_count "$mark" "$STARTED")"
+
+# --- DROP DATABASE ... WITH (FORCE): no restart loop ---------------------
+mark=$(log_mark)
+check "DROP DATABASE ... WITH (FORCE) while the worker runs" "" \
+	"$(q postgres "DROP DATABASE $DB WITH (FORCE)")"
+if poll $TIMEOUT checks_at_least "database \"$DB\" does not exist" 3; then
+	check "no restart loop: no worker, the database reported once, nothing failing to connect" \
+		"0 1 0 1" \
+		"$(q postgres "SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'pg_inventory expiry worker'") $(log_count "$mark" "$NO_DB") $(log_since "$mark" | grep -cE 'FATAL: +database .* does not exist') $(log_count "$mark" 'background worker "pg_inventory expiry worker" (PID')"
+else
+	not_ok "the launcher notices the dropped database" "$(log_since "$mark")"
+fi
+
+check "the launcher never exited" 0 "$(log_count 0 'background worker "pg_inventory launcher"')"
+
+[ "$n" -eq "$PLAN" ] || not_ok "planned $PLAN tests, ran $n"
+[ "$failed" -eq 0 ]

@@ -874,7 +874,8 @@ WorkerExtensionLocked(void)
 /*
  * WorkerRunExpire
  *		Inside SPI: inventory.expire_due(batch_size); returns how many
- *		reservations it expired.
+ *		reservations it expired (read as bigint, whatever integer type the
+ *		installed version returns).
  */
 static int64
 WorkerRunExpire(void)
@@ -886,7 +887,7 @@ WorkerRunExpire(void)
 	if (expire_plan == NULL)
 	{
 		Oid			argtypes[1] = {INT4OID};
-		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.expire_due($1)",
+		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.expire_due($1)::bigint",
 									   1, argtypes);
 
 		if (plan == NULL)
@@ -902,7 +903,7 @@ WorkerRunExpire(void)
 		elog(ERROR, "inventory.expire_due did not return one row");
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 						   &isnull);
-	return isnull ? 0 : (int64) DatumGetInt32(result);
+	return isnull ? 0 : DatumGetInt64(result);
 }
 
 /*
@@ -926,7 +927,7 @@ WorkerRunPurge(void)
 		return -1;
 	if (purge_plan == NULL)
 	{
-		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_published($1, $2)",
+		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_published($1, $2)::bigint",
 									   2, argtypes);
 
 		if (plan == NULL)
@@ -945,7 +946,7 @@ WorkerRunPurge(void)
 		elog(ERROR, "inventory.purge_published did not return one row");
 	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
 						   &isnull);
-	return isnull ? 0 : (int64) DatumGetInt32(result);
+	return isnull ? 0 : DatumGetInt64(result);
 }
 
 /*

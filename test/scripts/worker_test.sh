@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # test/scripts/worker_test.sh: the expiry worker and its launcher (README
-# "Operations"): expiry in the named database, uninstall, a missing or
-# dropped database, and an error inside a pass.
+# "Operations"): expiry in the named database, an error inside a pass,
+# uninstall, a missing or dropped database, a terminated worker or
+# launcher.
 #
 # Starts its own throwaway server on a free port (the shared server of
 # `make test` has other settings) with
@@ -25,7 +26,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
 
-PLAN=25
+PLAN=27
 DB=shop
 TIMEOUT=60
 
@@ -237,6 +238,32 @@ check "logged once each: database missing, database back, worker started; extens
 	"1 1 2 1" \
 	"$(log_count "$mark" "$NO_DB") $(log_count "$mark" "$DB_BACK") $(log_count "$mark" "$NO_EXT") $(log_count "$mark" "$STARTED")"
 
+# --- a terminated worker or launcher ------------------------------------
+# pg_terminate_backend of the worker: the launcher starts a new one once
+mark=$(log_mark)
+pid=$(worker_pid)
+q postgres "SELECT pg_terminate_backend($pid)" >/dev/null
+if poll $TIMEOUT is postgres "SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory expiry worker' AND datname = '$DB' AND pid <> $pid" 1; then
+	check "a terminated worker is started again by the launcher, once" \
+		"1 1" "$(log_count "$mark" 'background worker "pg_inventory expiry worker" (PID') $(log_count "$mark" "$STARTED")"
+else
+	not_ok "a terminated worker is started again by the launcher" "$(log_since "$mark")"
+fi
+# pg_terminate_backend of the launcher: the postmaster starts a new one,
+# which leaves the running worker alone and starts no second one
+pid=$(worker_pid)
+lpid=$(q postgres "SELECT pid FROM pg_stat_activity WHERE backend_type = 'pg_inventory launcher'")
+q postgres "SELECT pg_terminate_backend($lpid)" >/dev/null
+if poll $TIMEOUT is postgres "SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory launcher' AND pid <> $lpid AND query LIKE '%earlier launcher%'" 1; then
+	check "a restarted launcher keeps the running worker and starts no other" \
+		"$pid" "$(worker_pid)"
+else
+	not_ok "a restarted launcher keeps the running worker and starts no other" \
+		"$(q postgres "SELECT pid, backend_type, query FROM pg_stat_activity WHERE backend_type LIKE 'pg_inventory%'")"
+fi
+
 # --- DROP DATABASE ... WITH (FORCE): no restart loop ---------------------
 mark=$(log_mark)
 check "DROP DATABASE ... WITH (FORCE) while the worker runs" "" \
@@ -249,7 +276,8 @@ else
 	not_ok "the launcher notices the dropped database" "$(log_since "$mark")"
 fi
 
-check "the launcher never exited" 0 "$(log_count 0 'background worker "pg_inventory launcher"')"
+check "the launcher exited only when it was terminated" 1 \
+	"$(log_count 0 'background worker "pg_inventory launcher" (PID')"
 
 [ "$n" -eq "$PLAN" ] || not_ok "planned $PLAN tests, ran $n"
 [ "$failed" -eq 0 ]

@@ -40,8 +40,10 @@
  *
  * An error in a pass (a bad row, a cancel, a deadlock) is caught: the
  * transaction is rolled back, the error is logged as a WARNING with its
- * SQLSTATE (identical errors at most once a minute), counted in the status,
- * and the worker carries on at the next interval.  Only a FATAL error or
+ * SQLSTATE, counted in the status, and the worker carries on at the next
+ * interval.  The worker logs any WARNING (its own, or one raised inside a
+ * pass, such as expire_due naming a broken row) at most once a minute, with
+ * the number left out since.  Only a FATAL error or
  * SIGTERM ends it; the launcher then decides what comes next, so the
  * postmaster never restarts it in a loop.
  *
@@ -63,6 +65,7 @@
 #include "catalog/pg_extension.h"
 #include "catalog/pg_type.h"
 #include "commands/extension.h"
+#include "common/hashfn.h"
 #include "executor/spi.h"
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
@@ -173,10 +176,24 @@ static int32 launcher_outcome_checks = 0;
 /* in the expiry worker */
 static SPIPlanPtr expire_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
-static char last_logged_sqlstate[6];
-static char last_logged_message[INVENTORY_WORKER_ERROR_MAX];
-static TimestampTz last_logged_at = 0;
-static int64 errors_not_logged = 0;
+static emit_log_hook_type prev_emit_log_hook = NULL;
+
+/*
+ * In the expiry worker: the WARNINGs it logged lately (its own, and those
+ * that functions raise inside its passes, e.g. expire_due naming a broken
+ * row), so that each is logged at most once in INVENTORY_ERROR_REPEAT_MS
+ * however often a pass meets it.
+ */
+typedef struct WorkerWarning
+{
+	int			sqlerrcode;
+	uint32		hash;			/* of the message */
+	TimestampTz logged_at;		/* 0: an empty entry */
+	int64		not_logged;		/* repeats since then */
+} WorkerWarning;
+
+#define WORKER_WARNINGS_KEPT 16
+static WorkerWarning worker_warnings[WORKER_WARNINGS_KEPT];
 
 /* ---------------------------------------------------------------- shmem */
 
@@ -950,61 +967,93 @@ WorkerRunPurge(void)
 }
 
 /*
+ * WorkerEmitLog
+ *		emit_log_hook of the expiry worker: a WARNING with the SQLSTATE and
+ *		message of one logged less than INVENTORY_ERROR_REPEAT_MS ago is not
+ *		written to the server log, only counted; when it is logged again,
+ *		its detail says how many were left out.  Other messages pass.
+ */
+static void
+WorkerEmitLog(ErrorData *edata)
+{
+	if (edata->elevel == WARNING && edata->output_to_server &&
+		edata->message != NULL)
+	{
+		uint32		hash = hash_bytes((const unsigned char *) edata->message,
+									  strlen(edata->message));
+		TimestampTz now = GetCurrentTimestamp();
+		WorkerWarning *entry = NULL;
+		int			i;
+
+		for (i = 0; i < WORKER_WARNINGS_KEPT; i++)
+		{
+			WorkerWarning *w = &worker_warnings[i];
+
+			if (w->logged_at != 0 && w->sqlerrcode == edata->sqlerrcode &&
+				w->hash == hash)
+			{
+				entry = w;
+				break;
+			}
+			/* else remember the oldest (or an empty) entry to replace */
+			if (entry == NULL || w->logged_at < entry->logged_at)
+				entry = w;
+		}
+		if (i < WORKER_WARNINGS_KEPT &&
+			!TimestampDifferenceExceeds(entry->logged_at, now,
+										INVENTORY_ERROR_REPEAT_MS))
+		{
+			entry->not_logged++;
+			edata->output_to_server = false;
+		}
+		else
+		{
+			if (i < WORKER_WARNINGS_KEPT && entry->not_logged > 0)
+				edata->detail = psprintf("%s%s" INT64_FORMAT " more like it in the last minute were not logged.",
+										 edata->detail ? edata->detail : "",
+										 edata->detail ? " " : "",
+										 entry->not_logged);
+			entry->sqlerrcode = edata->sqlerrcode;
+			entry->hash = hash;
+			entry->logged_at = now;
+			entry->not_logged = 0;
+		}
+	}
+	if (prev_emit_log_hook)
+		prev_emit_log_hook(edata);
+}
+
+/*
  * WorkerReportError
  *		Counts a caught error of a step in the status and logs it as a
  *		WARNING with its SQLSTATE (in the message, whatever
- *		log_error_verbosity says), its detail and context.  The same
- *		SQLSTATE and message again within INVENTORY_ERROR_REPEAT_MS is only
- *		counted; the next report says how many were not logged.
+ *		log_error_verbosity says), its detail and context.  WorkerEmitLog
+ *		keeps the same error from being logged more than once a minute.
  */
 static void
 WorkerReportError(const char *step, ErrorData *edata)
 {
 	char		sqlstate[6];
 	const char *message = edata->message ? edata->message : "(no message)";
-	TimestampTz now = GetCurrentTimestamp();
-	StringInfoData detail;
 
 	strlcpy(sqlstate, unpack_sql_state(edata->sqlerrcode), sizeof(sqlstate));
 
 	SpinLockAcquire(&inventory_shared->mutex);
 	inventory_shared->status.total_errors++;
-	inventory_shared->status.last_error_at = now;
+	inventory_shared->status.last_error_at = GetCurrentTimestamp();
 	strlcpy(inventory_shared->status.last_error_sqlstate, sqlstate,
 			sizeof(inventory_shared->status.last_error_sqlstate));
 	strlcpy(inventory_shared->status.last_error_message, message,
 			sizeof(inventory_shared->status.last_error_message));
 	SpinLockRelease(&inventory_shared->mutex);
 
-	if (last_logged_at != 0 &&
-		strcmp(sqlstate, last_logged_sqlstate) == 0 &&
-		strncmp(message, last_logged_message, sizeof(last_logged_message) - 1) == 0 &&
-		!TimestampDifferenceExceeds(last_logged_at, now, INVENTORY_ERROR_REPEAT_MS))
-	{
-		errors_not_logged++;
-		return;
-	}
-
-	initStringInfo(&detail);
-	if (edata->detail != NULL)
-		appendStringInfoString(&detail, edata->detail);
-	if (errors_not_logged > 0)
-		appendStringInfo(&detail, "%s" INT64_FORMAT " more errors since the last one logged were counted but not logged.",
-						 detail.len > 0 ? " " : "", errors_not_logged);
-
 	ereport(WARNING,
 			(errcode(edata->sqlerrcode),
 			 errmsg("pg_inventory expiry worker: %s failed with SQLSTATE %s: %s",
 					step, sqlstate, message),
-			 detail.len > 0 ? errdetail_internal("%s", detail.data) : 0,
-			 errhint("The worker rolled back this step and carries on at its next pass; the same error is logged at most once a minute."),
+			 edata->detail != NULL ? errdetail_internal("%s", edata->detail) : 0,
+			 errhint("The worker rolled back this step and carries on at its next pass; it logs the same warning at most once a minute."),
 			 edata->context != NULL ? errcontext_msg("%s", edata->context) : 0));
-	pfree(detail.data);
-
-	strlcpy(last_logged_sqlstate, sqlstate, sizeof(last_logged_sqlstate));
-	strlcpy(last_logged_message, message, sizeof(last_logged_message));
-	last_logged_at = now;
-	errors_not_logged = 0;
 }
 
 /*
@@ -1161,6 +1210,8 @@ InventoryWorkerMain(Datum main_arg)
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
 	pgstat_report_appname(INVENTORY_WORKER_NAME);
+	prev_emit_log_hook = emit_log_hook;
+	emit_log_hook = WorkerEmitLog;
 
 	pass_cxt = AllocSetContextCreate(TopMemoryContext,
 									 "pg_inventory expiry worker pass",

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test/scripts/worker_test.sh: the expiry worker and its launcher (README
 # "Operations"): expiry in the named database, an error inside a pass,
-# uninstall, a missing or dropped database, a terminated worker or
+# another tenant's broken row, uninstall, a missing or dropped database, a terminated worker or
 # launcher.
 #
 # Starts its own throwaway server on a free port (the shared server of
@@ -25,36 +25,14 @@ cd "$(dirname "$0")/../.."
 PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
+# plan, ok, not_ok, check DESCRIPTION EXPECTED GOT, q DB SQL, tap_done
+# shellcheck source=test/scripts/tap.sh
+source test/scripts/tap.sh
 
-PLAN=27
+PLAN=29
 DB=shop
 TIMEOUT=60
 
-n=0
-failed=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() {
-	n=$((n + 1))
-	failed=$((failed + 1))
-	echo "not ok $n - $1"
-	[ $# -gt 1 ] && printf '%s\n' "$2" | sed 's/^/#   /'
-	return 0
-}
-# check DESCRIPTION EXPECTED GOT
-check() {
-	if [ "$2" == "$3" ]; then
-		ok "$1"
-	else
-		not_ok "$1" "expected: $2
-got:      $3"
-	fi
-}
-# q DB SQL: unaligned tuples only; on error prints the SQLSTATE
-q() {
-	printf '%s\n' "$2" |
-		"$PG_BIN/psql" -X -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate \
-			-d "$1" -f - 2>&1 | sed 's/^psql:[^ ]* ERROR: *//'
-}
 # poll SECONDS COMMAND...: runs COMMAND until it succeeds; fails after SECONDS
 poll() {
 	local deadline=$((SECONDS + $1))
@@ -107,7 +85,7 @@ pg_inventory.worker_database = '$DB'
 pg_inventory.worker_interval = 200"
 trap 'pg_destroy' EXIT
 
-echo "1..$PLAN"
+plan "$PLAN"
 if ! pg_start >/dev/null; then
 	not_ok "the throwaway server with the preloaded worker starts"
 	exit 1
@@ -188,6 +166,32 @@ if poll $TIMEOUT expired r2; then
 	check "the same worker expires the next reservation" "$pid" "$(worker_pid)"
 else
 	not_ok "the same worker expires the next reservation" "$(log_since "$mark")"
+fi
+
+# --- one tenant's broken row stops no one else's expiry -----------------
+# As the superuser, push a counter of tenant wt-bad to the top of bigint, so
+# that expiring its reservation overflows (22003) at every pass.
+mark=$(log_mark)
+out=$(q "$DB" "SELECT inventory.restock('wt-bad', 'rcpt-1', 'A', 5);
+	SELECT status FROM inventory.reserve('wt-bad', 'b1', 'A', 1, '1 second');
+	UPDATE inventory.stock_slot SET available = 9223372036854775807 WHERE tenant = 'wt-bad';
+	SELECT status FROM inventory.reserve('wt', 'r-good', 'A', 1, '1 second');")
+check "break a counter row of another tenant, reserve for both" "5
+reserved
+reserved" "$out"
+if poll $TIMEOUT expired r-good; then
+	t0=$(q postgres "SELECT now()")
+	if poll $TIMEOUT is postgres "SELECT query_start > '$t0'::timestamptz + interval '1 second'
+			FROM pg_stat_activity WHERE pid = $pid" t; then
+		check "the worker expires the good tenant's hold, leaves the broken one pending, goes on, and logs the repeated warning once" \
+			"pending $pid 1" \
+			"$(q "$DB" "SELECT state FROM inventory.reservation WHERE tenant = 'wt-bad' AND request_key = 'b1'") $(worker_pid) $(log_since "$mark" | grep -c 'WARNING: .*expire_due')"
+	else
+		not_ok "the worker goes on after the broken row" "$(log_since "$mark")"
+	fi
+else
+	not_ok "the worker expires the good tenant's hold despite another tenant's broken row" \
+		"$(log_since "$mark")"
 fi
 
 # --- uninstall: DROP EXTENSION, then a plain DROP DATABASE ---------------
@@ -279,5 +283,4 @@ fi
 check "the launcher exited only when it was terminated" 1 \
 	"$(log_count 0 'background worker "pg_inventory launcher" (PID')"
 
-[ "$n" -eq "$PLAN" ] || not_ok "planned $PLAN tests, ran $n"
-[ "$failed" -eq 0 ]
+tap_done

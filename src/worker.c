@@ -197,6 +197,7 @@ static WorkerWarning worker_warnings[WORKER_WARNINGS_KEPT];
 
 /* ---------------------------------------------------------------- shmem */
 
+/* shmem_request_hook: room for the shared status (postmaster, preloading) */
 static void
 InventoryShmemRequest(void)
 {
@@ -205,6 +206,10 @@ InventoryShmemRequest(void)
 	RequestAddinShmemSpace(MAXALIGN(sizeof(InventoryWorkerShared)));
 }
 
+/*
+ * shmem_startup_hook: finds or makes the shared status; zeroes it at
+ * server start and after a crash, when shared memory is made anew.
+ */
 static void
 InventoryShmemStartup(void)
 {
@@ -859,6 +864,7 @@ WorkerDetach(int code, Datum arg)
 	SpinLockRelease(&inventory_shared->mutex);
 }
 
+/* Records what the expiry worker is doing, for the status */
 static void
 WorkerSetState(InventoryWorkerState state)
 {

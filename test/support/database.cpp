@@ -81,10 +81,12 @@ std::vector<std::string> text_rows(pqxx::connection &cx,
 }
 
 std::string error_code(const std::exception &e) {
-  if (auto *s = dynamic_cast<const pqxx::sql_error *>(&e))
-    return s->sqlstate().empty()
-             ? "sql_error without SQLSTATE: " + std::string{e.what()}
-             : s->sqlstate();
+  if (auto *s = dynamic_cast<const pqxx::sql_error *>(&e)) {
+    if (!s->sqlstate().empty()) return s->sqlstate();
+    // libpqxx 6.4 throws insufficient_privilege without its SQLSTATE
+    if (dynamic_cast<const pqxx::insufficient_privilege *>(&e)) return "42501";
+    return "sql_error without SQLSTATE: " + std::string{e.what()};
+  }
   // libpqxx 6.4 throws these without a SQLSTATE; map them back
   if (dynamic_cast<const pqxx::deadlock_detected *>(&e)) return "40P01";
   if (dynamic_cast<const pqxx::serialization_failure *>(&e)) return "40001";

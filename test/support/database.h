@@ -62,8 +62,9 @@ std::vector<std::string> text_rows(pqxx::connection &cx,
                                    const std::string &sql);
 
 /// The code of an exception thrown by a database call: the SQLSTATE for
-/// SQL errors (libpqxx 6.4 throws transaction_rollback subclasses without
-/// one, so those are mapped back: 40001, 40P01, 40003, 40000), or
+/// SQL errors (libpqxx 6.4 throws transaction_rollback subclasses and
+/// insufficient_privilege without one, so those are mapped back: 40001,
+/// 40P01, 40003, 40000, 42501), or
 /// "broken_connection", "in_doubt", "other: <what>".
 std::string error_code(const std::exception &e);
 

@@ -254,4 +254,5 @@ TEST(FaultMatrix, RelayLeaseClaimedByAnotherRelayIsTheirs) {
   EXPECT_EQ(scalar(*ctl, "SELECT unpublished FROM inventory.outbox_metrics"),
             0);
   EXPECT_EQ(invariant_violations(*ctl), std::vector<std::string>{});
+  EXPECT_EQ(accounting_mismatches(*ctl), std::vector<std::string>{});
 }

@@ -19,10 +19,12 @@
 
 /*
  * Amended in 0.4 (the objects this step makes are unchanged): the step
- * refuses to run above READ COMMITTED and takes its locks before it reads,
+ * refuses to run above READ COMMITTED and takes the upgrade lock (every
+ * call takes it first, shared) and its table locks before it reads,
  * so a reservation committed while it waits is copied, not lost; and the
  * view that replaces the table inventory.stock, and the tables sku and
- * stock_slot that now hold its rows, get the privileges the table had.
+ * stock_slot that now hold its rows, get the privileges the table had
+ * (on the table and on its columns).
  */
 -- At READ COMMITTED every statement below reads a snapshot taken after the
 -- locks: a call that commits while this step waits is seen, never lost.
@@ -37,7 +39,10 @@ BEGIN
 END
 $$;
 
--- every lock first, then every read
+-- every lock first, then every read: the upgrade lock, which every call
+-- takes first (shared), so that the calls in flight end and the calls that
+-- start meanwhile wait; then the tables
+SELECT pg_catalog.pg_advisory_xact_lock(1885825398, 1970300786);
 LOCK TABLE inventory.stock, inventory.reservation, inventory.reservation_line,
 	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
 	IN ACCESS EXCLUSIVE MODE;
@@ -192,6 +197,23 @@ BEGIN
 					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
 				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
 		END LOOP;
+		FOR a IN SELECT c.attname, x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_attribute c, pg_catalog.aclexplode(c.attacl) x
+				  WHERE c.attrelid = 'inventory.stock_0_2'::regclass AND c.attnum > 0
+					AND NOT c.attisdropped
+					AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+								 WHERE d.attrelid = dst AND d.attname = c.attname
+								   AND d.attnum > 0 AND NOT d.attisdropped)
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s (%I) ON %s TO %s%s', a.privilege_type,
+				a.attname, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		DELETE FROM pg_catalog.pg_init_privs
+		 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+		   AND objsubid > 0;
 		-- the carried grants are the DBA's, not the extension's initial
 		-- privileges, so that pg_dump writes them
 		IF init IS NULL THEN

@@ -31,11 +31,33 @@ BEGIN
 END
 $$;
 
--- every lock first, then every read
+-- every lock first, then every read: the upgrade lock, which every call
+-- takes first (shared), so that the calls in flight end and the calls that
+-- start meanwhile wait; then the tables
+SELECT pg_catalog.pg_advisory_xact_lock(1885825398, 1970300786);
 LOCK TABLE inventory.tenant_member, inventory.reservation,
 	inventory.reservation_line, inventory.sku, inventory.stock_slot,
 	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
 	IN ACCESS EXCLUSIVE MODE;
+
+-- The extension's functions run as its owner and use the objects of this
+-- schema by name: from 0.4 the schema must belong to a superuser (an older
+-- install may have adopted a schema another role made): it is given to the
+-- role that runs the update.
+DO $$
+DECLARE
+	owner name;
+BEGIN
+	SELECT r.rolname INTO owner FROM pg_catalog.pg_namespace n
+	  JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner
+	 WHERE n.nspname = 'inventory' AND NOT r.rolsuper;
+	IF owner IS NOT NULL THEN
+		RAISE WARNING 'schema "inventory" was owned by role "%", who is not a superuser; it now belongs to "%"',
+			owner, current_user;
+		ALTER SCHEMA inventory OWNER TO CURRENT_USER;
+	END IF;
+END
+$$;
 
 /* ---------------------------------------------------------------------
  * Grants follow roles (see the install script for the design).
@@ -128,6 +150,24 @@ BEGIN
 					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
 				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
 		END LOOP;
+		FOR a IN SELECT c.attname, x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_attribute c, pg_catalog.aclexplode(c.attacl) x
+				  WHERE c.attrelid = 'inventory.tenant_grant'::regclass AND c.attnum > 0
+					AND NOT c.attisdropped
+					AND x.privilege_type IN ('SELECT')
+					AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+								 WHERE d.attrelid = dst AND d.attname = c.attname
+								   AND d.attnum > 0 AND NOT d.attisdropped)
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s (%I) ON %s TO %s%s', a.privilege_type,
+				a.attname, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		DELETE FROM pg_catalog.pg_init_privs
+		 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+		   AND objsubid > 0;
 		-- the carried grants are the DBA's, not the extension's initial
 		-- privileges, so that pg_dump writes them
 		IF init IS NULL THEN

@@ -23,6 +23,23 @@
 -- The schema is created by CREATE EXTENSION (control file: schema =
 -- inventory); it is not a member of the extension, so DROP EXTENSION leaves
 -- it (empty) behind.
+-- The extension's functions run as its owner and use the objects of this
+-- schema by name: a role that owns the schema could rename it and put
+-- objects of its own in their place.  So the schema must belong to a
+-- superuser (CREATE EXTENSION creates it so when it does not exist).
+DO $$
+BEGIN
+	IF (SELECT r.rolsuper FROM pg_catalog.pg_namespace n
+		  JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner
+		 WHERE n.nspname = 'inventory') IS NOT TRUE THEN
+		RAISE EXCEPTION 'schema "inventory" is owned by a role that is not a superuser'
+			USING ERRCODE = 'insufficient_privilege',
+				  DETAIL = 'Its owner could replace the objects that the extension''s functions use while they run as the extension''s owner.',
+				  HINT = 'Drop the schema, or make a superuser its owner (ALTER SCHEMA inventory OWNER TO ...), before CREATE EXTENSION pg_inventory.';
+	END IF;
+END
+$$;
+
 COMMENT ON SCHEMA inventory IS
 	'pg_inventory: stock counters, reservations, the transition log, tenant grants and the outbox.';
 

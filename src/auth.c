@@ -67,7 +67,7 @@ InventoryAuthorise(InventoryCall *call, const char *tenant)
 		return;
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = ObjectIdGetDatum(call->caller);
-	if (InventoryRunReadOnly(&granted, values, NULL) == 0)
+	if (InventoryRunLatest(&granted, values, NULL) == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("role \"%s\" may not act for tenant \"%s\"",
@@ -75,8 +75,8 @@ InventoryAuthorise(InventoryCall *call, const char *tenant)
 				 strcmp(tenant, "*") == 0 ?
 				 errdetail("Only a role with a grant of \"*\" (or a superuser) acts for every tenant.") :
 				 errdetail("The role has no grant of the tenant nor of \"*\"."),
-				 errhint("A role authorised for it grants it with inventory.grant_tenant('%s', '%s').",
-						 tenant, call->actor)));
+				 errhint("A role authorised for it grants it with inventory.grant_tenant(%s, %s).",
+						 quote_literal_cstr(tenant), quote_literal_cstr(call->actor))));
 }
 
 /* Runs one utility statement (DDL) of a grant change. */
@@ -135,7 +135,9 @@ static InventoryStatement has_grants = {
  *		with its first grant, or removes it, taking the marker back with
  *		its last.  Returns whether a live grant was added or removed.
  *		Changes of grants wait for each other (the lock conflicts with
- *		itself); business calls, which only read the grants, never wait.
+ *		itself) and read what the one before committed (the latest
+ *		snapshot, whatever the isolation level); business calls, which only
+ *		read the grants, never wait.
  */
 static bool
 ChangeGrant(const char *tenant, Oid member, bool grant)
@@ -148,7 +150,7 @@ ChangeGrant(const char *tenant, Oid member, bool grant)
 	RunUtility("LOCK TABLE inventory.tenant_grant IN SHARE ROW EXCLUSIVE MODE");
 	InventoryRun(&forget_stale, NULL, NULL, SPI_OK_DELETE);
 	values[0] = ObjectIdGetDatum(member);
-	marked = InventoryRun(&holds_marker, values, NULL, SPI_OK_SELECT) > 0;
+	marked = InventoryRunLatest(&holds_marker, values, NULL) > 0;
 	if (!grant && !marked)
 		return false;
 	if (grant && !marked)
@@ -159,7 +161,7 @@ ChangeGrant(const char *tenant, Oid member, bool grant)
 	changed = InventoryRun(grant ? &insert_grant : &delete_grant, values, NULL,
 						   grant ? SPI_OK_INSERT_RETURNING :
 						   SPI_OK_DELETE_RETURNING) > 0;
-	if (!grant && InventoryRun(&has_grants, values + 1, NULL, SPI_OK_SELECT) == 0)
+	if (!grant && InventoryRunLatest(&has_grants, values + 1, NULL) == 0)
 		RunUtility(psprintf("REVOKE USAGE ON TYPE inventory.tenant_grantee FROM %s",
 							role));
 	return changed;

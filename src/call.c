@@ -33,9 +33,16 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
+#include "access/genam.h"
+#include "access/table.h"
+#include "catalog/indexing.h"
+#include "catalog/pg_extension.h"
+#include "commands/extension.h"
+#include "utils/fmgroids.h"
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/syscache.h"
@@ -71,29 +78,98 @@ InventoryCallCache(FunctionCallInfo fcinfo)
 }
 
 /*
- * SchemaHas
- *		Whether relation relname exists in schema inventory: how a call
- *		tells the schema generation installed in this database (two syscache
- *		lookups, right across ALTER EXTENSION UPDATE).
+ * ExtensionNamespace: the schema extension pg_inventory lives in (pg_extension)
+ *
+ * ExtensionSchema
+ *		The OID of schema inventory, after checking that it is the schema
+ *		the extension pg_inventory lives in.  Every statement names its
+ *		objects "inventory.x", resolved by name when it is planned; should a
+ *		role that owns a schema named inventory have renamed the extension's
+ *		and put one of its own in its place, the statements, which run as
+ *		the owner, would use that role's objects.  The install script refuses
+ *		a schema a superuser does not own; this check holds for installs
+ *		made before that rule.  The extension's schema is looked up once per
+ *		backend (pg_extension has no syscache) and again only when the name
+ *		no longer matches.  Errors: 42501.
  */
-static bool
-SchemaHas(const char *relname)
+static Oid
+ExtensionNamespace(void)
 {
+	Oid			ext = get_extension_oid("pg_inventory", true);
+	Oid			nsp = InvalidOid;
+	Relation	rel;
+	ScanKeyData key;
+	SysScanDesc scan;
+	HeapTuple	tup;
+
+	if (!OidIsValid(ext))
+		return InvalidOid;
+	rel = table_open(ExtensionRelationId, AccessShareLock);
+	ScanKeyInit(&key, Anum_pg_extension_oid, BTEqualStrategyNumber, F_OIDEQ,
+				ObjectIdGetDatum(ext));
+	scan = systable_beginscan(rel, ExtensionOidIndexId, true, NULL, 1, &key);
+	tup = systable_getnext(scan);
+	if (HeapTupleIsValid(tup))
+		nsp = ((Form_pg_extension) GETSTRUCT(tup))->extnamespace;
+	systable_endscan(scan);
+	table_close(rel, AccessShareLock);
+	return nsp;
+}
+
+static Oid
+ExtensionSchema(void)
+{
+	static Oid	extension_schema = InvalidOid;
 	Oid			nsp = get_namespace_oid("inventory", true);
 
-	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
+	if (nsp != extension_schema || !OidIsValid(nsp))
+	{
+		extension_schema = ExtensionNamespace();
+		if (!OidIsValid(nsp) || nsp != extension_schema)
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("schema \"inventory\" is not the schema of extension pg_inventory"),
+					 errdetail("The extension's functions run as its owner and use the objects of the schema named inventory; that schema was replaced."),
+					 errhint("A superuser renames the schemas back (ALTER SCHEMA ... RENAME) and makes a superuser their owner.")));
+	}
+	return nsp;
 }
 
 /*
+ * SchemaHas
+ *		Whether relation relname exists in the extension's schema: how a
+ *		call tells the schema generation installed in this database (a
+ *		syscache lookup, right across ALTER EXTENSION UPDATE).
+ */
+static bool
+SchemaHas(Oid nsp, const char *relname)
+{
+	return OidIsValid(get_relname_relid(relname, nsp));
+}
+
+/*
+ * The lock every call takes first (shared, until its transaction ends) and
+ * every upgrade step takes exclusively before anything else: a step waits
+ * for the calls in flight and the calls that start meanwhile wait for the
+ * step, then run on the new schema.  Without it a step and a call could
+ * take their table locks in different orders and deadlock.  The two keys
+ * spell "pgiv" "upgr"; README "Upgrading".
+ */
+#define INVENTORY_LOCK_KEY1 1885825398
+#define INVENTORY_LOCK_KEY2 1970300786
+
+/*
  * InventoryBeginCall
- *		Starts a call: notes the caller, chooses the storage of the installed
- *		schema generation (inventory.stock_slot: slots, 0.3 on; else one
+ *		Starts a call: takes the upgrade lock (shared), checks that schema
+ *		inventory is the extension's, notes the caller, chooses the storage
+ *		of the installed schema generation (inventory.stock_slot: slots, 0.3 on; else one
  *		stock row per SKU, 0.1 and 0.2) and how grants are kept
  *		(inventory.tenant_grant with a marker privilege, 0.4 on),
  *		connects to SPI, switches to the function owner and, when tenant is
  *		not NULL, authorises the caller for it (InventoryAuthorise).
  *
- * Errors: 42501 when the caller may not act for the tenant.
+ * Errors: 42501 when the caller may not act for the tenant, or when
+ * schema inventory is not the extension's.
  */
 void
 InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
@@ -101,14 +177,20 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 {
 	Oid			owner = InventoryCallCache(fcinfo)->owner;
 
+	Oid			nsp;
+
+	DirectFunctionCall2(pg_advisory_xact_lock_shared_int4,
+						Int32GetDatum(INVENTORY_LOCK_KEY1),
+						Int32GetDatum(INVENTORY_LOCK_KEY2));
+	nsp = ExtensionSchema();
 	call->fcinfo = fcinfo;
 	call->tenant = tenant;
 	call->caller = GetUserId();
 	call->actor = GetUserNameFromId(call->caller, false);
 	call->outer_cxt = CurrentMemoryContext;
-	call->storage = SchemaHas("stock_slot") ? &InventorySlotStorage :
+	call->storage = SchemaHas(nsp, "stock_slot") ? &InventorySlotStorage :
 		&InventoryRowStorage;
-	call->marked_grants = SchemaHas("tenant_grant");
+	call->marked_grants = SchemaHas(nsp, "tenant_grant");
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -11,10 +11,12 @@
  * ack; a relay that dies loses its lease when it runs out, and another relay
  * publishes the events again: delivery is at least once, never at most
  * once.  Events of one reservation are leased one at a time, in id order
- * (see claim_events).  Leases are owned: marking an event published or
- * failed, or releasing it, acts only on events whose lease the named relay
- * still holds (claimed_by); an event another relay has claimed since is
- * left alone and not counted.  These functions touch only outbox rows, never
+ * (see claim_events).  Leases are owned: a relay holds the lease of an
+ * event from its claim until it marks the event published or failed or
+ * releases it, or until another relay claims the event after the lease
+ * ran out; marking and releasing act only on the events whose lease the
+ * named relay holds (claimed_by, claimed_until set), so a late or repeated
+ * call changes and counts nothing.  These functions touch only outbox rows, never
  * reservation or stock rows, so they take no part in the lock order of
  * pg_inventory.h.
  *
@@ -140,23 +142,28 @@ static InventoryStatement claim_events = {
 static InventoryStatement mark_published = {
 	"mark events published",
 	"UPDATE inventory.outbox o SET published_at = $3, claimed_until = NULL "
-	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.published_at IS NULL",
+	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.claimed_until IS NOT NULL "
+	"AND o.published_at IS NULL",
 	3, {TEXTOID, INT8ARRAYOID, TIMESTAMPTZOID}
 };
 
 /*
  * One failed attempt of each event $2 that relay $1 claimed last (error
  * $3): the next attempt after $6 * 2^attempts (at most $7) with jitter
- * (x 0.5 to 1), or, at the $4th failure, dead-lettered.  $5 clock.
+ * (x 0.5 to 1), or, at the $4th failure, dead-lettered.  $5 clock.  The
+ * delay is computed in seconds as a double and capped before it becomes an
+ * interval, so no attempt count overflows it.
  */
 static InventoryStatement mark_failed = {
 	"mark events failed",
 	"UPDATE inventory.outbox o SET attempts = o.attempts + 1, last_error = $3, "
 	"claimed_until = NULL, "
 	"next_attempt_at = CASE WHEN o.attempts + 1 >= $4 THEN NULL "
-	"ELSE $5 + least($6 * power(2, o.attempts), $7) * (0.5 + random() / 2) END, "
+	"ELSE $5 + make_interval(secs => least(extract(epoch FROM $6) "
+	"* power(2::float8, o.attempts), extract(epoch FROM $7)::float8) "
+	"* (0.5 + random() / 2)) END, "
 	"dead_at = CASE WHEN o.attempts + 1 >= $4 THEN $5 END "
-	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 "
+	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.claimed_until IS NOT NULL "
 	"AND o.published_at IS NULL AND o.dead_at IS NULL",
 	7, {TEXTOID, INT8ARRAYOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID,
 	INTERVALOID}

@@ -144,6 +144,8 @@ extern void InventoryUnknownSku(const char *tenant, const char *sku,
 								const char *hint) pg_attribute_noreturn();
 extern void InventoryKeyReused(const char *key, const char *detail,
 							   const char *hint) pg_attribute_noreturn();
+extern void InventoryBrokenSku(const char *tenant, const char *sku,
+							   int64 units) pg_attribute_noreturn();
 
 /* worker.c */
 extern void InventoryRegisterWorker(void);

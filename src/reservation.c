@@ -737,14 +737,18 @@ ExpireWork(void *arg)
 	pass->expired = n;
 }
 
-/* A bad row: a data exception (class 22) or a broken constraint (23) */
+/*
+ * A bad row: a data exception (class 22), a broken constraint (23) or
+ * counters that do not hold what the reservations hold (XX001)
+ */
 static bool
 IsBadRowError(ErrorData *edata)
 {
 	int			class = ERRCODE_TO_CATEGORY(edata->sqlerrcode);
 
 	return class == ERRCODE_DATA_EXCEPTION ||
-		class == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION;
+		class == ERRCODE_INTEGRITY_CONSTRAINT_VIOLATION ||
+		edata->sqlerrcode == ERRCODE_DATA_CORRUPTED;
 }
 
 /*

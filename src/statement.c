@@ -15,6 +15,7 @@
 
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/snapmgr.h"
 
 #include "statement.h"
 
@@ -53,7 +54,7 @@ StatementPlan(InventoryStatement *stmt)
 
 static uint64
 Run(InventoryStatement *stmt, Datum *values, const char *nulls,
-	bool read_only, int expected_rc)
+	bool read_only, bool latest, int expected_rc)
 {
 	ErrorContextCallback context;
 	int			rc;
@@ -62,7 +63,12 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	context.arg = stmt;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
-	rc = SPI_execute_plan(StatementPlan(stmt), values, nulls, read_only, 0);
+	if (latest)
+		rc = SPI_execute_snapshot(StatementPlan(stmt), values, nulls,
+								  GetLatestSnapshot(), InvalidSnapshot,
+								  false, false, 0);
+	else
+		rc = SPI_execute_plan(StatementPlan(stmt), values, nulls, read_only, 0);
 	error_context_stack = context.previous;
 	if (rc != expected_rc)
 		elog(ERROR, "pg_inventory: statement \"%s\" returned %s, expected %s",
@@ -84,7 +90,7 @@ uint64
 InventoryRun(InventoryStatement *stmt, Datum *values, const char *nulls,
 			 int expected_rc)
 {
-	return Run(stmt, values, nulls, false, expected_rc);
+	return Run(stmt, values, nulls, false, false, expected_rc);
 }
 
 /*
@@ -96,7 +102,20 @@ uint64
 InventoryRunReadOnly(InventoryStatement *stmt, Datum *values,
 					 const char *nulls)
 {
-	return Run(stmt, values, nulls, true, SPI_OK_SELECT);
+	return Run(stmt, values, nulls, true, false, SPI_OK_SELECT);
+}
+
+/*
+ * InventoryRunLatest
+ *		Runs a SELECT statement on the latest committed data, whatever the
+ *		caller's isolation level or statement snapshot: for the tenant
+ *		grants, which, like privileges, take effect for the next call as
+ *		soon as their change commits.
+ */
+uint64
+InventoryRunLatest(InventoryStatement *stmt, Datum *values, const char *nulls)
+{
+	return Run(stmt, values, nulls, false, true, SPI_OK_SELECT);
 }
 
 /* Column col (from 1) of row row of the last statement's result. */

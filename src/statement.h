@@ -43,6 +43,8 @@ extern uint64 InventoryRun(InventoryStatement *stmt, Datum *values,
 						   const char *nulls, int expected_rc);
 extern uint64 InventoryRunReadOnly(InventoryStatement *stmt, Datum *values,
 								   const char *nulls);
+extern uint64 InventoryRunLatest(InventoryStatement *stmt, Datum *values,
+								 const char *nulls);
 
 /* Column col (from 1) of row row of the last result, as a Datum / C string */
 extern Datum InventoryResultDatum(uint64 row, int col, bool *isnull);

@@ -73,7 +73,14 @@ typedef struct InventoryStorage
 	void		(*set_available) (void *locked, int64 available,
 								  TimestampTz now);
 
-	/* check_invariants: the checks of this layout (rows as the main check) */
+	/*
+	 * check_invariants: a relation (a table name or a subquery) with the
+	 * columns tenant, sku, available, reserved, consumed of every SKU, the
+	 * counts as numeric so that no sum can fail
+	 */
+	const char *counts;
+
+	/* check_invariants: the checks of this layout, or NULL */
 	InventoryStatement *check;
 } InventoryStorage;
 

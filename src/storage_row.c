@@ -81,8 +81,7 @@ RowMove(const char *tenant, const InventoryLines *lines,
 	values[6] = TimestampTzGetDatum(now);
 	if (InventoryRun(&move_units, values, NULL, SPI_OK_UPDATE) !=
 		(uint64) lines->count)
-		elog(ERROR, "pg_inventory: stock rows of tenant \"%s\" are missing",
-			 tenant);
+		InventoryBrokenSku(tenant, lines->items[0].sku, lines->items[0].quantity);
 }
 
 /* $1 tenant, $2 skus: the rows locked in sku order */
@@ -207,5 +206,8 @@ const InventoryStorage InventoryRowStorage = {
 	RowRelease,
 	RowLockSku,
 	RowSetAvailable,
+	"(SELECT s.tenant, s.sku, s.available::numeric AS available, "
+	"s.reserved::numeric AS reserved, s.consumed::numeric AS consumed "
+	"FROM inventory.stock s)",
 	NULL
 };

@@ -455,8 +455,8 @@ SlotMoveLines(const char *tenant, const InventoryLines *lines,
 	for (i = 0; i < lines->count; i++)
 		if (SlotMove(tenant, lines->items[i].sku, lines->items[i].quantity,
 					 from, to, false, now, NULL) != SLOT_MOVE_DONE)
-			elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" does not hold "
-				 "the reservation's units", lines->items[i].sku, tenant);
+			InventoryBrokenSku(tenant, lines->items[i].sku,
+							   lines->items[i].quantity);
 }
 
 /* Units per (tenant, sku) of the reservations $1, in lock order */
@@ -506,8 +506,7 @@ SlotRelease(Datum ids, TimestampTz now)
 			last++;
 		if (!TakeGreedy(rows.items + first, last - first, qty[k],
 						COUNTER_RESERVED, COUNTER_AVAILABLE, false, &planned))
-			elog(ERROR, "pg_inventory: SKU \"%s\" of tenant \"%s\" holds fewer than "
-				 INT64_FORMAT " units to release", skus[k], tenants[k], qty[k]);
+			InventoryBrokenSku(tenants[k], skus[k], qty[k]);
 		first = last;
 	}
 	ApplyChanges(&planned, false, now);
@@ -644,6 +643,10 @@ const InventoryStorage InventorySlotStorage = {
 	SlotRelease,
 	SlotLockSku,
 	SlotSetAvailable,
+	"(SELECT k.tenant, k.sku, COALESCE(sum(s.available), 0) AS available, "
+	"COALESCE(sum(s.reserved), 0) AS reserved, COALESCE(sum(s.consumed), 0) AS consumed "
+	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
+	"ON s.tenant = k.tenant AND s.sku = k.sku GROUP BY k.tenant, k.sku)",
 	&check_slots
 };
 

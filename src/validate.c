@@ -47,13 +47,65 @@ IsWhiteSpace(pg_wchar c)
 		c == 0x2029 || c == 0x202f || c == 0x205f || c == 0x3000;
 }
 
+/* the intervals of combining characters, as PostgreSQL's wcwidth uses them */
+struct mbinterval
+{
+	unsigned int first;
+	unsigned int last;
+};
+#include "common/unicode_combining_table.h"
+
+/* Whether code point c is a combining character (it joins the one before) */
+static bool
+IsCombining(pg_wchar c)
+{
+	int			lo = 0;
+	int			hi = lengthof(combining) - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = (lo + hi) / 2;
+
+		if (c < combining[mid].first)
+			hi = mid - 1;
+		else if (c > combining[mid].last)
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * IsInvisible
+ *		Whether code point c shows nothing by itself: the Unicode
+ *		Default_Ignorable_Code_Point characters (zero-width spaces and
+ *		joiners, the soft hyphen, bidirectional marks, variation selectors,
+ *		fillers, tags), the C1 control characters and the braille blank.
+ */
+static bool
+IsInvisible(pg_wchar c)
+{
+	return (c >= 0x80 && c <= 0x9f) || c == 0xad || c == 0x34f ||
+		c == 0x61c || (c >= 0x115f && c <= 0x1160) ||
+		(c >= 0x17b4 && c <= 0x17b5) || (c >= 0x180b && c <= 0x180f) ||
+		(c >= 0x200b && c <= 0x200f) || (c >= 0x202a && c <= 0x202e) ||
+		(c >= 0x2060 && c <= 0x206f) || c == 0x2800 || c == 0x3164 ||
+		(c >= 0xfe00 && c <= 0xfe0f) || c == 0xfeff || c == 0xffa0 ||
+		(c >= 0xfff0 && c <= 0xfff8) || (c >= 0x1bca0 && c <= 0x1bca3) ||
+		(c >= 0x1d173 && c <= 0x1d17a) || (c >= 0xe0000 && c <= 0xe0fff);
+}
+
 /*
  * CheckCanonical
  *		The identifier rule of 0.4 (README "Limits"): an identifier that
  *		creates something (a tenant, a SKU, a request key) is in Unicode
- *		normalization form NFC and neither begins nor ends with a
- *		white-space character, so that no two spellings that look the same
- *		name two different things.  In a database whose encoding is not
+ *		normalization form NFC, neither begins nor ends with a white-space
+ *		character, holds no invisible character (IsInvisible) and does not
+ *		begin with a combining character, so that no two spellings that look
+ *		the same name two different things.  (Characters of different
+ *		scripts that look alike, such as Latin "a" and Cyrillic "а", are not
+ *		detected.)  In a database whose encoding is not
  *		UTF-8 only the ASCII space is checked (there is no normalization).
  *		Errors: 22023.
  */
@@ -72,14 +124,33 @@ CheckCanonical(const char *argname, const char *s, int len)
 	}
 	else
 	{
-		const unsigned char *p = (const unsigned char *) s + len - 1;
+		const unsigned char *p = (const unsigned char *) s;
+		const unsigned char *end = p + len;
 
 		for (i = 0; i < len && ascii; i++)
 			ascii = !IS_HIGHBIT_SET(s[i]);
-		while (p > (const unsigned char *) s && (*p & 0xc0) == 0x80)
-			p--;
-		first = utf8_to_unicode((const unsigned char *) s);
-		last = utf8_to_unicode(p);
+		first = last = utf8_to_unicode(p);
+		for (; !ascii && p < end; p += pg_utf_mblen(p))
+		{
+			last = utf8_to_unicode(p);
+			if (IsInvisible(last))
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("%s must not contain invisible characters", argname),
+						 errdetail("Character %d is U+%04X, which shows nothing.",
+								   pg_mbstrlen_with_len(s, (const char *) p - s) + 1,
+								   last),
+						 errhint("Remove it: with it the %s would look like another one.",
+								 argname)));
+		}
+		if (ascii)
+			last = (unsigned char) s[len - 1];
+		else if (IsCombining(first))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s must not begin with a combining character", argname),
+					 errdetail("It begins with U+%04X, which joins the character before it.",
+							   first)));
 	}
 	if (IsWhiteSpace(first) || IsWhiteSpace(last))
 		ereport(ERROR,
@@ -424,6 +495,8 @@ InventoryParseLines(Jsonb *jb, InventoryLines *lines)
 		CheckIdentifier("sku", sku.val.string.val, sku.val.string.len,
 						INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
 		lines->items[i].sku = pnstrdup(sku.val.string.val, sku.val.string.len);
+		if (strcmp(lines->items[i].sku, "*") == 0)
+			LineError(i, "sku \"*\" is reserved for grants");
 		lines->items[i].quantity = LineQuantity(i, &qty);
 	}
 	SortAndMerge(lines);
@@ -554,4 +627,22 @@ InventoryKeyReused(const char *key, const char *detail, const char *hint)
 					key),
 			 errdetail("%s", detail),
 			 errhint("%s", hint)));
+}
+
+/*
+ * InventoryBrokenSku
+ *		Raises XX001 (data_corrupted): the SKU does not hold the units a
+ *		reservation holds in it, which only a hand change of its counters
+ *		can cause (check_invariants names it).  expire_due skips such a
+ *		reservation and goes on with the others.
+ */
+void
+InventoryBrokenSku(const char *tenant, const char *sku, int64 units)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_DATA_CORRUPTED),
+			 errmsg("SKU \"%s\" of tenant \"%s\" does not hold the " INT64_FORMAT " units its reservations hold",
+					sku, tenant, units),
+			 errdetail("Its counters were changed outside the pg_inventory functions."),
+			 errhint("SELECT * FROM inventory.check_invariants() shows what is broken; repair the counters to match the ledger and the reservations.")));
 }

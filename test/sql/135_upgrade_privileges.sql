@@ -55,6 +55,29 @@ ALTER EXTENSION pg_inventory UPDATE;
 SELECT * FROM pg_temp.readable() WHERE NOT readable;
 SELECT * FROM pg_temp.extension_initial();
 
+-- column privileges too: a dashboard may read three columns of stock
+DROP EXTENSION pg_inventory;
+CREATE EXTENSION pg_inventory VERSION '0.2';
+REVOKE ALL ON SCHEMA inventory FROM regress_t135_operator;
+GRANT USAGE ON SCHEMA inventory TO regress_t135_operator;
+GRANT SELECT (tenant, sku, available) ON inventory.stock TO regress_t135_operator;
+GRANT SELECT (tenant, member) ON inventory.tenant_member TO regress_t135_operator;
+ALTER EXTENSION pg_inventory UPDATE;
+SELECT c.relname, a.attname,
+	   has_column_privilege('regress_t135_operator', c.oid, a.attnum, 'SELECT') AS readable
+  FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
+ WHERE c.relnamespace = 'inventory'::regnamespace
+   AND c.relname IN ('stock', 'sku', 'stock_slot', 'tenant_member', 'tenant_grant')
+   AND has_column_privilege('regress_t135_operator', c.oid, a.attnum, 'SELECT')
+ ORDER BY 1, 2;
+SELECT count(*) AS extension_initial_columns FROM pg_init_privs p
+ WHERE p.classoid = 'pg_class'::regclass AND p.objsubid > 0
+   AND p.initprivs::text LIKE '%regress_t135_operator%';
+SET ROLE regress_t135_operator;
+SELECT count(*) FROM (SELECT tenant, sku, available FROM inventory.stock) s;
+SELECT count(*) FROM (SELECT tenant, member FROM inventory.tenant_member) m;
+RESET ROLE;
+
 -- from 0.3: only tenant_member changes
 DROP EXTENSION pg_inventory;
 CREATE EXTENSION pg_inventory VERSION '0.3';

@@ -112,6 +112,8 @@ INSERT INTO t160_call VALUES
   '{begin,slot_take,records,end}'),
  ('cancel', 'regress_t160_app', $$SELECT * FROM inventory.cancel('t160', 'pending-a', 'changed mind')$$,
   '{begin,records,end}'),
+ ('cancel slotted', 'regress_t160_app', $$SELECT * FROM inventory.cancel('t160', 'pending', 'changed mind')$$,
+  '{begin,slot_take,records,end}'),
  ('lookup', 'regress_t160_app', $$SELECT * FROM inventory.lookup('t160', 'pending')$$,
   '{begin,end}'),
  ('compensate', 'regress_t160_consumer', $$SELECT * FROM inventory.compensate('t160', 'sold', 'cannot ship')$$,

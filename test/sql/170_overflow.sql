@@ -91,3 +91,57 @@ UPDATE inventory.stock_slot SET available = 5
  WHERE tenant = 't170-bad' AND sku = 'B';
 SELECT inventory.expire_due(10);
 SELECT * FROM inventory.check_invariants() WHERE tenant LIKE 't170%';
+
+/* ----------------------------------------------------------------------
+ * More bad data: a slotted SKU whose counters were changed by hand so that
+ * it no longer holds what its reservations hold, and one whose slots add
+ * up past bigint
+ * ------------------------------------------------------------------- */
+SET pg_inventory.frozen_now = '2026-11-01 01:00:00+00';
+SELECT inventory.restock('t170-hand', 'r', 'H', 10);
+SELECT inventory.set_stock_slots('t170-hand', 'H', 2);
+SELECT status FROM inventory.reserve('t170-hand', 'due', 'H', 3, '1 minute');
+SELECT status FROM inventory.reserve('t170-ok', 'due2', 'K', 3, '1 minute');
+UPDATE inventory.stock_slot SET reserved = 0, available = available + 3
+ WHERE tenant = 't170-hand' AND sku = 'H' AND reserved > 0;
+SET pg_inventory.frozen_now = '2026-11-01 01:02:00+00';
+-- the broken one is skipped (XX001, data_corrupted), the other expired
+SELECT inventory.expire_due(10);
+SELECT tenant, request_key, state FROM inventory.reservation
+ WHERE (tenant, request_key) IN (('t170-hand', 'due'), ('t170-ok', 'due2')) ORDER BY 1;
+SELECT status FROM inventory.cancel('t170-hand', 'due');
+\echo :LAST_ERROR_SQLSTATE
+
+SELECT inventory.restock('t170-big', 'r', 'G', 1);
+SELECT inventory.set_stock_slots('t170-big', 'G', 2);
+UPDATE inventory.stock_slot SET available = 9000000000000000000
+ WHERE tenant = 't170-big' AND sku = 'G';
+-- check_invariants still runs, and names both
+SELECT tenant, sku, check_name FROM inventory.check_invariants()
+ WHERE tenant IN ('t170-hand', 't170-big') ORDER BY 1, 2, 3;
+
+/* ----------------------------------------------------------------------
+ * The relay's backoff never overflows, whatever the attempt count
+ * ------------------------------------------------------------------- */
+SELECT count(*) > 0 AS claimed FROM inventory.relay_claim('r170', 10000, '1 hour');
+UPDATE inventory.outbox SET attempts = 999 WHERE claimed_by = 'r170';
+SELECT inventory.relay_mark_failed('r170', ARRAY(SELECT id FROM inventory.outbox
+	WHERE claimed_by = 'r170'), 'NO_ROUTE', 1000, '1 day', '7 days') > 0 AS recorded;
+SELECT bool_and(dead_at IS NOT NULL) AS all_dead_lettered
+  FROM inventory.outbox WHERE claimed_by = 'r170';
+UPDATE inventory.outbox SET attempts = 44, dead_at = NULL, claimed_until = '2100-01-01'
+ WHERE claimed_by = 'r170';
+SELECT inventory.relay_mark_failed('r170', ARRAY(SELECT id FROM inventory.outbox
+	WHERE claimed_by = 'r170'), 'NO_ROUTE', 100) > 0 AS recorded;
+SELECT bool_and(next_attempt_at - '2026-11-01 01:02:00+00' BETWEEN '2 minutes 30 seconds' AND '5 minutes')
+	AS capped_at_max_backoff
+  FROM inventory.outbox WHERE claimed_by = 'r170';
+-- leave the outbox as the later files expect it
+DELETE FROM inventory.outbox WHERE claimed_by = 'r170';
+-- and repair the hand-broken SKUs: the next pass expires the reservation
+UPDATE inventory.stock_slot SET available = available - 3, reserved = 3
+ WHERE tenant = 't170-hand' AND sku = 'H' AND slot = 0;
+UPDATE inventory.stock_slot SET available = CASE slot WHEN 0 THEN 1 ELSE 0 END
+ WHERE tenant = 't170-big' AND sku = 'G';
+SELECT inventory.expire_due(10);
+SELECT * FROM inventory.check_invariants() WHERE tenant LIKE 't170%';

@@ -76,6 +76,27 @@ SELECT status FROM inventory.reserve(U&'\3000t180', 'ws-4', 'A', 1);
 \echo :LAST_ERROR_SQLSTATE
 SELECT inventory.adjust('t180', ' adj', 'A', 1, 'return', 'x');
 \echo :LAST_ERROR_SQLSTATE
+-- invisible characters anywhere (zero-width space, byte order mark, soft
+-- hyphen, a C1 control, a filler, a tag), and a combining character first
+SELECT inventory.restock('t180', 'r-zw', U&'A\200B', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock('t180', 'r-zw2', U&'A \200B', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock('t180', 'r-bom', U&'\FEFFA', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock('t180', 'r-shy', U&'A\00ADB', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock('t180', 'r-c1', U&'A\0080', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock(U&'t180\3164', 'r', 'A', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT status FROM inventory.reserve('t180', U&'key\+0E0041', 'A', 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.restock('t180', 'r-comb', U&'\0301A', 1);
+\echo :LAST_ERROR_SQLSTATE
+-- a line's sku "*" is refused like reserve's
+SELECT status FROM inventory.reserve_lines('t180', 'cart-star', '[{"sku": "*", "quantity": 1}]');
+\echo :LAST_ERROR_SQLSTATE
 -- inside is fine
 SELECT status FROM inventory.reserve('t180', 'order 42', 'A', 1);
 SELECT inventory.restock('t180', 'r-café', U&'caf\00e9', 1);

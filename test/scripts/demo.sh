@@ -144,6 +144,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.purge_published(interval, integer)
 	TO inventory_operator;
 GRANT SELECT ON inventory.outbox_metrics TO inventory_operator;
+-- operators act for every tenant through a grant of '*'
+SELECT inventory.grant_tenant('*', 'inventory_operator') \gset
 
 -- the relay: its four outbox functions and the metrics view, nothing else
 CREATE ROLE outbox_relay LOGIN;

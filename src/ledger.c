@@ -106,7 +106,7 @@ LedgerChange(InventoryCall *call, const char *key, const char *sku,
 
 	locked = call->storage->lock_sku(tenant, sku, counts);
 	if (locked == NULL)
-		InventoryUnknownSku(tenant, sku, "Restock a SKU to create it.");
+		InventoryUnknownSku(tenant, sku, NULL);
 
 	/* the key: a replay, or a refusal */
 	values[0] = CStringGetTextDatum(tenant);
@@ -237,7 +237,8 @@ inventory_adjust(PG_FUNCTION_ARGS)
 	if (delta == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("delta must not be zero")));
+				 errmsg("delta must not be zero"),
+				 errhint("A return adds units (delta > 0), a loss removes them (delta < 0).")));
 	if ((strcmp(kind, "return") == 0 && delta < 0) ||
 		(strcmp(kind, "loss") == 0 && delta > 0))
 		ereport(ERROR,

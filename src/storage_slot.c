@@ -723,7 +723,7 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
 	if (InventoryRun(&lock_sku_row, values, NULL, SPI_OK_SELECT) == 0)
-		InventoryUnknownSku(tenant, sku, "Restock a SKU to create it.");
+		InventoryUnknownSku(tenant, sku, NULL);
 	old = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
 	if (slots > old)
 	{

@@ -610,7 +610,7 @@ InventoryUnknownSku(const char *tenant, const char *sku, const char *hint)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
-			 errhint("%s", hint ? hint : "An operator creates a SKU by restocking it.")));
+			 errhint("%s", hint ? hint : "An operator creates a SKU by restocking it (inventory.restock).")));
 }
 
 /*

@@ -9,9 +9,19 @@
 
 namespace pgi::test {
 
-Broker::Broker()
-    : cx_{std::make_unique<pgi::AmqpConnection>(environment().amqp_url, 0,
-                                                5000)} {}
+namespace {
+
+pgi::BrokerSettings settings(const std::string &url) {
+  pgi::BrokerSettings s;
+  s.url = url;
+  return s;
+}
+
+} // namespace
+
+Broker::Broker(const std::string &url)
+    : cx_{std::make_unique<pgi::AmqpConnection>(
+        settings(url.empty() ? environment().amqp_url : url), 0, 5000)} {}
 
 void Broker::exchange(const std::string &x) {
   cx_->declare_exchange(x);

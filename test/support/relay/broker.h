@@ -19,10 +19,10 @@ struct Message {
 };
 
 /// Test-side broker access: one connection to the environment's broker
-/// (INVENTORY_AMQP_URL), channel 1, no confirms.
+/// (INVENTORY_AMQP_URL) or to URL, channel 1, no confirms.
 class Broker {
  public:
-  Broker();
+  explicit Broker(const std::string &url = "");
   /// Declares durable topic exchange X (idempotent).
   void exchange(const std::string &x);
   /// Declares durable queue Q bound to X with KEY, and purges it.

@@ -1,0 +1,190 @@
+// src/common/amqp_client.cpp: broker URL, connection and the classification of
+// the broker's answers (amqp_client.h).
+#include "amqp_client.h"
+
+#include <sys/time.h>
+#include <vector>
+
+#include <amqp_tcp_socket.h>
+
+#include "cli.h"
+
+namespace pgi {
+
+namespace {
+
+struct timeval to_timeval(int ms) {
+  struct timeval tv;
+  tv.tv_sec = ms / 1000;
+  tv.tv_usec = (ms % 1000) * 1000;
+  return tv;
+}
+
+/// The Fatal or AmqpError for a connection.close or channel.close with
+/// CODE and TEXT during WHAT.
+[[noreturn]] void closed_by_broker(const std::string &what, bool connection,
+                                   int code, const std::string &text,
+                                   bool setup, const std::string &setup_hint) {
+  const std::string msg =
+    what + ": " + (connection ? "connection" : "channel") +
+    " closed by the broker: " + std::to_string(code) + " " + text;
+  if (code == AMQP_ACCESS_REFUSED) {
+    if (connection)
+      throw Fatal(exit_noperm, msg,
+                  "check the user name and password in the AMQP URL "
+                  "(--amqp-url / INVENTORY_AMQP_URL) and that the user "
+                  "exists (rabbitmqctl list_users)");
+    throw Fatal(exit_noperm, msg,
+                "give the user configure, write and read permissions on "
+                "these exchanges and queues (rabbitmqctl set_permissions "
+                "-p VHOST USER CONF WRITE READ)");
+  }
+  if (code == AMQP_NOT_ALLOWED && connection) {
+    if (text.find("not found") != std::string::npos)
+      throw Fatal(exit_config, msg,
+                  "create the vhost (rabbitmqctl add_vhost NAME) or fix the "
+                  "path of the AMQP URL (amqp://host:port/VHOST, "
+                  "percent-encoded; no path is vhost /, a trailing / is the "
+                  "empty vhost)");
+    throw Fatal(exit_noperm, msg,
+                "give the user access to the vhost (rabbitmqctl "
+                "set_permissions -p VHOST USER '.*' '.*' '.*')");
+  }
+  if (setup && code == AMQP_PRECONDITION_FAILED)
+    throw Fatal(exit_config, msg, setup_hint);
+  throw AmqpError(msg);
+}
+
+} // namespace
+
+std::string BrokerAddress::describe() const {
+  return std::string(tls ? "amqps" : "amqp") + "://" + user + "@" + host +
+         ":" + std::to_string(port) + "/" + vhost;
+}
+
+BrokerAddress parse_broker_url(const std::string &url) {
+  std::vector<char> buf(url.begin(), url.end());
+  buf.push_back('\0');
+  struct amqp_connection_info info;
+  amqp_default_connection_info(&info);
+  if (amqp_parse_url(buf.data(), &info) != AMQP_STATUS_OK)
+    throw UsageError("--amqp-url: \"" + url +
+                     "\" is not an AMQP URL "
+                     "(amqp[s]://user:password@host:port[/vhost])");
+  BrokerAddress a;
+  a.host = info.host;
+  a.user = info.user;
+  a.password = info.password;
+  a.vhost = info.vhost;
+  a.port = info.port;
+  a.tls = info.ssl != 0;
+  return a;
+}
+
+void check_reply(const amqp_rpc_reply_t &reply, const std::string &what,
+                 bool setup, const std::string &setup_hint) {
+  switch (reply.reply_type) {
+  case AMQP_RESPONSE_NORMAL:
+    return;
+  case AMQP_RESPONSE_NONE:
+    throw AmqpError(what + ": missing RPC reply");
+  case AMQP_RESPONSE_LIBRARY_EXCEPTION:
+    throw AmqpError(what + ": " + amqp_error_string2(reply.library_error));
+  case AMQP_RESPONSE_SERVER_EXCEPTION:
+    if (reply.reply.id == AMQP_CONNECTION_CLOSE_METHOD) {
+      auto *m = static_cast<amqp_connection_close_t *>(reply.reply.decoded);
+      closed_by_broker(what, true, m->reply_code, to_string(m->reply_text),
+                       setup, setup_hint);
+    }
+    if (reply.reply.id == AMQP_CHANNEL_CLOSE_METHOD) {
+      auto *m = static_cast<amqp_channel_close_t *>(reply.reply.decoded);
+      closed_by_broker(what, false, m->reply_code, to_string(m->reply_text),
+                       setup, setup_hint);
+    }
+    throw AmqpError(what + ": broker error, method " +
+                    std::to_string(reply.reply.id));
+  }
+  throw AmqpError(what + ": unknown reply type");
+}
+
+AmqpConnection::AmqpConnection(const BrokerSettings &settings, int heartbeat,
+                               int timeout_ms) {
+  const BrokerAddress a = parse_broker_url(settings.url);
+  peer_ = a.describe();
+  cx_ = amqp_new_connection();
+  if (cx_ == nullptr) throw AmqpError("amqp_new_connection failed");
+  try {
+    struct timeval tv = to_timeval(timeout_ms);
+    amqp_set_handshake_timeout(cx_, &tv);
+    amqp_set_rpc_timeout(cx_, &tv);
+    amqp_socket_t *socket = amqp_tcp_socket_new(cx_);
+    if (socket == nullptr) throw AmqpError("amqp_tcp_socket_new failed");
+    const int rc =
+      amqp_socket_open_noblock(socket, a.host.c_str(), a.port, &tv);
+    if (rc != AMQP_STATUS_OK)
+      throw AmqpError("connect to " + a.host + ":" + std::to_string(a.port) +
+                      ": " + amqp_error_string2(rc));
+    check_reply(amqp_login(cx_, a.vhost.c_str(), 0, 131072, heartbeat,
+                           AMQP_SASL_METHOD_PLAIN, a.user.c_str(),
+                           a.password.c_str()),
+                "login to " + peer_);
+    amqp_channel_open(cx_, channel);
+    check_reply(amqp_get_rpc_reply(cx_), "channel.open");
+  } catch (...) {
+    amqp_destroy_connection(cx_);
+    throw;
+  }
+}
+
+AmqpConnection::~AmqpConnection() {
+  if (!broken_) {
+    amqp_channel_close(cx_, channel, AMQP_REPLY_SUCCESS);
+    amqp_connection_close(cx_, AMQP_REPLY_SUCCESS);
+  }
+  amqp_destroy_connection(cx_);
+}
+
+void AmqpConnection::declare_exchange(const std::string &name,
+                                      const std::string &type) {
+  amqp_exchange_declare(cx_, channel, amqp_cstring_bytes(name.c_str()),
+                        amqp_cstring_bytes(type.c_str()), 0, 1, 0, 0,
+                        amqp_empty_table);
+  check(amqp_get_rpc_reply(cx_), "exchange.declare " + name, true,
+        "exchange " + name +
+          " exists with another type or other "
+          "arguments: declare it alike everywhere, or choose another "
+          "name (--exchange)");
+}
+
+void AmqpConnection::declare_bound_queue(const std::string &name,
+                                         const std::string &exchange,
+                                         const std::string &key) {
+  amqp_queue_declare(cx_, channel, amqp_cstring_bytes(name.c_str()), 0, 1, 0,
+                     0, amqp_empty_table);
+  check(amqp_get_rpc_reply(cx_), "queue.declare " + name, true,
+        "queue " + name +
+          " exists with other arguments (it must be "
+          "durable and have none): delete it or choose another name");
+  amqp_queue_bind(cx_, channel, amqp_cstring_bytes(name.c_str()),
+                  amqp_cstring_bytes(exchange.c_str()),
+                  amqp_cstring_bytes(key.c_str()), amqp_empty_table);
+  check(amqp_get_rpc_reply(cx_), "queue.bind " + name);
+}
+
+void AmqpConnection::confirm_select() {
+  amqp_confirm_select(cx_, channel);
+  check(amqp_get_rpc_reply(cx_), "confirm.select");
+}
+
+void AmqpConnection::check(const amqp_rpc_reply_t &reply,
+                           const std::string &what, bool setup,
+                           const std::string &setup_hint) {
+  try {
+    check_reply(reply, what, setup, setup_hint);
+  } catch (...) {
+    broken_ = true;
+    throw;
+  }
+}
+
+} // namespace pgi

@@ -1,0 +1,104 @@
+// src/common/amqp_client.h: the RabbitMQ side both programs share: the broker
+// URL, one rabbitmq-c 0.11 connection with channel 1 open, and the
+// classification of the broker's answers (failure.h): a reply that
+// retrying cannot fix throws Fatal, anything else AmqpError (transient:
+// the caller drops the connection and its Link reconnects).
+#ifndef PG_INVENTORY_COMMON_AMQP_CLIENT_H
+#define PG_INVENTORY_COMMON_AMQP_CLIENT_H
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <amqp.h>
+
+#include "failure.h"
+
+namespace pgi {
+
+/// A transient failure of the broker connection or of the channel.
+class AmqpError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+/// Where and how to reach the broker.
+struct BrokerSettings {
+  /// amqp://user:pass@host:port[/vhost]
+  std::string url = "amqp://guest:guest@127.0.0.1:5672";
+};
+
+/// A parsed broker URL (amqp_parse_url, percent-decoded).
+struct BrokerAddress {
+  std::string host, user, password, vhost;
+  int port = 5672;
+  bool tls = false;
+  /// amqp[s]://user@host:port/vhost: for logs (no password).
+  std::string describe() const;
+};
+
+/// Parses URL; throws UsageError for a URL that is not one.
+BrokerAddress parse_broker_url(const std::string &url);
+
+/// Checks REPLY of the operation WHAT.  A normal reply returns; a reply
+/// that retrying cannot fix throws Fatal: ACCESS_REFUSED (77), an unknown
+/// vhost (78), and with SETUP (declarations) PRECONDITION_FAILED (78, with
+/// SETUP_HINT); anything else throws AmqpError.
+void check_reply(const amqp_rpc_reply_t &reply, const std::string &what,
+                 bool setup = false, const std::string &setup_hint = "");
+
+/// One connection to the broker with channel 1 open.  The destructor closes
+/// it (politely unless marked broken).
+class AmqpConnection {
+ public:
+  /// Connects to SETTINGS' broker, logs in, opens channel 1.  HEARTBEAT in
+  /// seconds (0: none); TIMEOUT_MS bounds the TCP connect, the handshake
+  /// and every RPC.  Throws Fatal or AmqpError (check_reply).
+  AmqpConnection(const BrokerSettings &settings, int heartbeat,
+                 int timeout_ms);
+  ~AmqpConnection();
+  AmqpConnection(const AmqpConnection &) = delete;
+  AmqpConnection &operator=(const AmqpConnection &) = delete;
+
+  /// The rabbitmq-c connection state.
+  amqp_connection_state_t state() const { return cx_; }
+  /// The channel in use (1).
+  static constexpr amqp_channel_t channel = 1;
+  /// The broker as the logs name it (no password).
+  const std::string &peer() const { return peer_; }
+
+  /// Declares a durable exchange NAME of TYPE (idempotent; another type or
+  /// other arguments: Fatal).
+  void declare_exchange(const std::string &name,
+                        const std::string &type = "topic");
+  /// Declares a durable queue NAME (idempotent) and binds it to EXCHANGE
+  /// with KEY.
+  void declare_bound_queue(const std::string &name,
+                           const std::string &exchange,
+                           const std::string &key);
+  /// Puts the channel in publisher-confirm mode.
+  void confirm_select();
+
+  /// check_reply() of REPLY; when it throws, the connection is marked
+  /// broken first.
+  void check(const amqp_rpc_reply_t &reply, const std::string &what,
+             bool setup = false, const std::string &setup_hint = "");
+
+  /// Marks the connection unusable: the destructor will not try to close
+  /// it politely.
+  void mark_broken() { broken_ = true; }
+
+ private:
+  amqp_connection_state_t cx_ = nullptr;
+  std::string peer_;
+  bool broken_ = false;
+};
+
+/// The text of B.
+inline std::string to_string(amqp_bytes_t b) {
+  return std::string(static_cast<const char *>(b.bytes), b.len);
+}
+
+} // namespace pgi
+
+#endif

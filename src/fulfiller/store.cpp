@@ -1,0 +1,130 @@
+// src/fulfiller/store.cpp: the fulfiller's SQL side (store.h).
+#include "store.h"
+
+#include <csignal>
+
+#include "log.h"
+#include "pg_client.h"
+#include "schema.h"
+
+namespace fulfiller {
+
+Store::Store(const Options &o)
+    : o_{o},
+      link_{
+        "db",
+        [this] {
+          auto cx = pgi::connect_db(o_.db);
+          try {
+            if (!o_.skip_schema) {
+              pqxx::work tx{*cx};
+              // one schema set-up at a time (consumers may start at once)
+              tx.exec("SELECT pg_advisory_xact_lock("
+                      "hashtext('fulfillment.schema'))");
+              tx.exec(fulfillment_schema_sql);
+              tx.commit();
+            }
+          } catch (const pqxx::sql_error &e) {
+            pgi::throw_if_permanent(e, "schema fulfillment");
+            throw;
+          }
+          cx->prepare("inbox",
+                      "INSERT INTO fulfillment.inbox (event_id, "
+                      "event_type) VALUES ($1::uuid, $2) "
+                      "ON CONFLICT (event_id) DO NOTHING RETURNING 1");
+          cx->prepare("missing_sku",
+                      "SELECT l.value->>'sku' FROM jsonb_array_elements("
+                      "$1::jsonb->'lines') AS l WHERE NOT EXISTS (SELECT "
+                      "1 FROM fulfillment.warehouse_sku w WHERE w.tenant "
+                      "= $1::jsonb->>'tenant' AND w.sku = "
+                      "l.value->>'sku') ORDER BY 1 LIMIT 1");
+          cx->prepare("request",
+                      "INSERT INTO fulfillment.request (event_id, tenant, "
+                      "request_key, reservation_id, version, lines) "
+                      "SELECT $1::uuid, p->>'tenant', p->>'request_key', "
+                      "(p->>'reservation_id')::bigint, "
+                      "(p->>'version')::integer, p->'lines' FROM (SELECT "
+                      "$2::jsonb AS p) AS s");
+          cx->prepare("compensate",
+                      "SELECT c.status, c.state FROM inventory.compensate("
+                      "$1::jsonb->>'tenant', $1::jsonb->>'request_key', "
+                      "$2) AS c");
+          cx->prepare("failure",
+                      "INSERT INTO fulfillment.failure (event_id, tenant, "
+                      "request_key, reservation_id, reason, "
+                      "compensated_status, compensated_state) SELECT "
+                      "$1::uuid, p->>'tenant', p->>'request_key', "
+                      "(p->>'reservation_id')::bigint, $3, $4, $5 FROM "
+                      "(SELECT $2::jsonb AS p) AS s");
+          pgi::log("db_connected", {{"database", pgi::database_name(*cx)}});
+          return cx;
+        }},
+      crash_hook_{
+        pgi::env_flag("INVENTORY_FULFILLER_TEST_CRASH_AFTER_COMMIT")} {}
+
+bool Store::ready() {
+  return link_.get() != nullptr;
+}
+
+Outcome Store::apply(const std::string &event_id, const std::string &type,
+                     const std::string &payload) {
+  pqxx::work tx{*link_.current()};
+  if (tx.exec_prepared("inbox", event_id, type).empty()) {
+    tx.commit();
+    pgi::log("duplicate", {{"event_id", event_id}});
+    return Outcome::duplicate;
+  }
+  const pqxx::result missing = tx.exec_prepared("missing_sku", payload);
+  Outcome outcome = Outcome::fulfilled;
+  if (missing.empty()) {
+    tx.exec_prepared("request", event_id, payload);
+  } else {
+    const std::string reason =
+      "warehouse cannot ship sku " + missing[0][0].as<std::string>("");
+    const pqxx::row c = tx.exec_prepared1("compensate", payload, reason);
+    const std::string status = c[0].as<std::string>("");
+    const std::string state = c[1].as<std::string>("");
+    tx.exec_prepared("failure", event_id, payload, reason, status, state);
+    pgi::log("compensated", {{"event_id", event_id},
+                             {"reason", reason},
+                             {"status", status},
+                             {"state", state}});
+    outcome = Outcome::compensated;
+  }
+  tx.commit();
+  error_backoff_.reset();
+  if (crash_hook_) {
+    pgi::log("test_crash_after_commit", {{"event_id", event_id}});
+    std::raise(SIGKILL);
+  }
+  return outcome;
+}
+
+Outcome Store::process(const std::string &event_id, const std::string &type,
+                       const std::string &payload) {
+  try {
+    return apply(event_id, type, payload);
+  } catch (const pqxx::broken_connection &e) {
+    link_.lost(std::string(e.what()) + " (event_id " + event_id + ")");
+  } catch (const pqxx::in_doubt_error &e) {
+    // committed or not: a redelivery finds the inbox row if it was
+    link_.lost(std::string(e.what()) + " (event_id " + event_id + ")");
+  } catch (const pqxx::sql_error &e) {
+    pgi::throw_if_permanent(e, "event " + event_id);
+    const std::string state = e.sqlstate();
+    if (state.rfind("22", 0) == 0) {
+      // malformed event (bad uuid, bad JSON, missing fields): permanent
+      pgi::log(
+        "rejected",
+        {{"event_id", event_id}, {"sqlstate", state}, {"error", e.what()}});
+      return Outcome::rejected;
+    }
+    pgi::log(
+      "db_error",
+      {{"event_id", event_id}, {"sqlstate", state}, {"error", e.what()}});
+    pgi::sleep_unless_stopped(error_backoff_.next());
+  }
+  return Outcome::retry;
+}
+
+} // namespace fulfiller

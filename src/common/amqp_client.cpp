@@ -3,9 +3,13 @@
 #include "amqp_client.h"
 
 #include <sys/time.h>
+#include <unistd.h>
 #include <vector>
 
+#include <amqp_ssl_socket.h>
 #include <amqp_tcp_socket.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "cli.h"
 
@@ -55,11 +59,130 @@ struct timeval to_timeval(int ms) {
   throw AmqpError(msg);
 }
 
+/// Refuses to prompt for the pass phrase of an encrypted key.
+int no_pass_phrase(char *, int, int, void *) {
+  return 0;
+}
+
+/// The reason of the last OpenSSL error, or "" when there is none.
+std::string openssl_reason() {
+  const unsigned long e = ERR_peek_last_error();
+  ERR_clear_error();
+  if (e == 0) return "";
+  const char *r = ERR_reason_error_string(e);
+  return r != nullptr ? r : "error " + std::to_string(e);
+}
+
+const char *const tls_hint =
+  "use amqps:// only with the broker's TLS port (5671 by default; "
+  "listeners.ssl in rabbitmq.conf), give --tls-ca-file the CA that signed "
+  "the broker's certificate, and name the host in the URL as in that "
+  "certificate";
+
+/// A TLS socket on CX, set up from TLS.  Throws Fatal.
+amqp_socket_t *tls_socket(amqp_connection_state_t cx, const TlsSettings &tls) {
+  amqp_socket_t *socket = amqp_ssl_socket_new(cx);
+  if (socket == nullptr)
+    throw Fatal(exit_config, "cannot make a TLS socket: " + openssl_reason(),
+                "check the OpenSSL installation");
+  auto *ctx = static_cast<SSL_CTX *>(amqp_ssl_socket_get_context(socket));
+  SSL_CTX_set_default_passwd_cb(ctx, no_pass_phrase);
+  amqp_ssl_socket_set_verify_peer(socket, 1);
+  amqp_ssl_socket_set_verify_hostname(socket, 1);
+  if (amqp_ssl_socket_set_ssl_versions(socket, AMQP_TLSv1_2,
+                                       AMQP_TLSvLATEST) != AMQP_STATUS_OK)
+    throw Fatal(exit_config, "cannot require TLS 1.2 or later",
+                "check the OpenSSL installation");
+  if (tls.ca_file.empty()) {
+    if (SSL_CTX_set_default_verify_paths(ctx) != 1)
+      throw Fatal(exit_config,
+                  "cannot load the system's trust store: " + openssl_reason(),
+                  "give the broker's CA with --tls-ca-file");
+  } else if (amqp_ssl_socket_set_cacert(socket, tls.ca_file.c_str()) !=
+             AMQP_STATUS_OK) {
+    throw Fatal(exit_config,
+                "cannot load CA certificates from " + tls.ca_file + ": " +
+                  openssl_reason(),
+                "--tls-ca-file must name a PEM file of CA certificates");
+  }
+  if (!tls.cert_file.empty() &&
+      amqp_ssl_socket_set_key(socket, tls.cert_file.c_str(),
+                              tls.key_file.c_str()) != AMQP_STATUS_OK)
+    throw Fatal(exit_config,
+                "cannot load the client certificate " + tls.cert_file +
+                  " with key " + tls.key_file + ": " + openssl_reason(),
+                "--tls-cert-file and --tls-key-file must name a PEM "
+                "certificate (chain) and its unencrypted PEM key");
+  return socket;
+}
+
+/// Throws what a failed amqp_socket_open_noblock (RC) of A means.
+[[noreturn]] void open_failed(int rc, const BrokerAddress &a) {
+  const std::string where = a.host + ":" + std::to_string(a.port);
+  switch (rc) {
+  case AMQP_STATUS_SSL_PEER_VERIFY_FAILED:
+    throw Fatal(exit_config,
+                "TLS to " + where +
+                  ": the broker's certificate does not verify (not signed "
+                  "by a CA of --tls-ca-file or the trust store, or expired)",
+                tls_hint);
+  case AMQP_STATUS_SSL_HOSTNAME_VERIFY_FAILED:
+    throw Fatal(exit_config,
+                "TLS to " + where +
+                  ": the broker's certificate does not "
+                  "name host " +
+                  a.host,
+                "name the broker in the URL by a DNS name its certificate "
+                "has (subject alternative name); IP addresses are not "
+                "matched");
+  case AMQP_STATUS_SSL_CONNECTION_FAILED:
+  case AMQP_STATUS_SSL_ERROR: {
+    const std::string reason = openssl_reason();
+    // no TLS error at all, or an early end of the stream: the connection
+    // broke (a broker restarting), which is worth retrying; any other TLS
+    // error is an answer: the peer does not speak TLS, or refused us
+    if (!reason.empty() && reason.find("eof") == std::string::npos &&
+        reason.find("EOF") == std::string::npos)
+      throw Fatal(exit_config,
+                  "TLS handshake with " + where + " failed: " + reason +
+                    (reason == "wrong version number"
+                       ? " (the port does not speak TLS)"
+                       : ""),
+                  tls_hint);
+    throw AmqpError("TLS handshake with " + where + " failed: " +
+                    (reason.empty() ? amqp_error_string2(rc) : reason));
+  }
+  default:
+    throw AmqpError("connect to " + where + ": " + amqp_error_string2(rc));
+  }
+}
+
 } // namespace
 
 std::string BrokerAddress::describe() const {
+  std::string path;
+  if (vhost != "/") {
+    path = "/";
+    for (char c : vhost)
+      path += c == '/' ? std::string("%2F") : std::string(1, c);
+  }
   return std::string(tls ? "amqps" : "amqp") + "://" + user + "@" + host +
-         ":" + std::to_string(port) + "/" + vhost;
+         ":" + std::to_string(port) + path;
+}
+
+void check_broker_settings(const BrokerSettings &settings) {
+  const BrokerAddress a = parse_broker_url(settings.url);
+  const TlsSettings &t = settings.tls;
+  if (!a.tls && t.any())
+    throw UsageError("--tls-ca-file, --tls-cert-file and --tls-key-file "
+                     "need an amqps:// URL (TLS); the URL is amqp:// (plain)");
+  if (t.cert_file.empty() != t.key_file.empty())
+    throw UsageError("--tls-cert-file and --tls-key-file go together");
+  for (const auto &f : {std::make_pair("--tls-ca-file", t.ca_file),
+                        std::make_pair("--tls-cert-file", t.cert_file),
+                        std::make_pair("--tls-key-file", t.key_file)})
+    if (!f.second.empty() && access(f.second.c_str(), R_OK) != 0)
+      throw UsageError(std::string(f.first) + ": cannot read " + f.second);
 }
 
 BrokerAddress parse_broker_url(const std::string &url) {
@@ -117,13 +240,13 @@ AmqpConnection::AmqpConnection(const BrokerSettings &settings, int heartbeat,
     struct timeval tv = to_timeval(timeout_ms);
     amqp_set_handshake_timeout(cx_, &tv);
     amqp_set_rpc_timeout(cx_, &tv);
-    amqp_socket_t *socket = amqp_tcp_socket_new(cx_);
+    amqp_socket_t *socket =
+      a.tls ? tls_socket(cx_, settings.tls) : amqp_tcp_socket_new(cx_);
     if (socket == nullptr) throw AmqpError("amqp_tcp_socket_new failed");
+    ERR_clear_error();
     const int rc =
       amqp_socket_open_noblock(socket, a.host.c_str(), a.port, &tv);
-    if (rc != AMQP_STATUS_OK)
-      throw AmqpError("connect to " + a.host + ":" + std::to_string(a.port) +
-                      ": " + amqp_error_string2(rc));
+    if (rc != AMQP_STATUS_OK) open_failed(rc, a);
     check_reply(amqp_login(cx_, a.vhost.c_str(), 0, 131072, heartbeat,
                            AMQP_SASL_METHOD_PLAIN, a.user.c_str(),
                            a.password.c_str()),

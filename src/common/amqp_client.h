@@ -22,11 +22,31 @@ class AmqpError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+/// TLS for an amqps:// URL.  The server's certificate is always verified:
+/// against CA_FILE (PEM), or the system's trust store when it is empty;
+/// and the URL's host must be a DNS name in the certificate (subject
+/// alternative name, or common name).  CERT_FILE and KEY_FILE (PEM, the
+/// key unencrypted) give a client certificate, both or neither.
+struct TlsSettings {
+  std::string ca_file, cert_file, key_file;
+  bool any() const {
+    return !ca_file.empty() || !cert_file.empty() || !key_file.empty();
+  }
+};
+
 /// Where and how to reach the broker.
 struct BrokerSettings {
-  /// amqp://user:pass@host:port[/vhost]
+  /// amqp://user:pass@host:port[/vhost] (plain), amqps://... (TLS)
   std::string url = "amqp://guest:guest@127.0.0.1:5672";
+  TlsSettings tls;
 };
+
+/// Checks SETTINGS at start: a URL that parses, TLS files only with
+/// amqps://, a client certificate and key together, every file readable.
+/// Throws UsageError.  What cannot be checked without connecting (a file
+/// that is not PEM, a certificate that does not verify) is Fatal at
+/// connect.
+void check_broker_settings(const BrokerSettings &settings);
 
 /// A parsed broker URL (amqp_parse_url, percent-decoded).
 struct BrokerAddress {
@@ -51,9 +71,13 @@ void check_reply(const amqp_rpc_reply_t &reply, const std::string &what,
 /// it (politely unless marked broken).
 class AmqpConnection {
  public:
-  /// Connects to SETTINGS' broker, logs in, opens channel 1.  HEARTBEAT in
-  /// seconds (0: none); TIMEOUT_MS bounds the TCP connect, the handshake
-  /// and every RPC.  Throws Fatal or AmqpError (check_reply).
+  /// Connects to SETTINGS' broker (TLS for amqps://, never falling back to
+  /// plain text), logs in, opens channel 1.  HEARTBEAT in seconds (0:
+  /// none); TIMEOUT_MS bounds the TCP connect, the TLS and AMQP handshakes
+  /// and every RPC.  Throws Fatal (TLS that cannot work: files that do not
+  /// load, a certificate that does not verify or does not name the host, a
+  /// port that does not speak TLS; and what check_reply() says) or
+  /// AmqpError.
   AmqpConnection(const BrokerSettings &settings, int heartbeat,
                  int timeout_ms);
   ~AmqpConnection();

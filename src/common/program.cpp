@@ -32,13 +32,25 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
   o.broker.url = "amqp://guest:guest@127.0.0.1:5672";
   set.text("--amqp-url", "INVENTORY_AMQP_URL", &o.broker.url, "URL",
            "broker, amqp://user:password@host:port[/vhost] (no trailing /: "
-           "that names the empty vhost)");
+           "that names the empty vhost); amqps:// for TLS (port 5671 by "
+           "default), the certificate verified, never plain text");
   set.text("--exchange", "INVENTORY_EXCHANGE", &o.exchange, "NAME",
            "topic exchange, declared durable");
   set.duration("--stats-interval", stats_env, &o.stats_ms, 1, 86400000,
                "how often the counters are logged");
+  set.text("--tls-ca-file", "INVENTORY_AMQP_TLS_CA_FILE",
+           &o.broker.tls.ca_file, "FILE",
+           "with amqps://: the CA certificates (PEM) that the broker's "
+           "certificate must chain to",
+           "the system's trust store");
+  set.text("--tls-cert-file", "INVENTORY_AMQP_TLS_CERT_FILE",
+           &o.broker.tls.cert_file, "FILE",
+           "with amqps://: a client certificate (PEM), with --tls-key-file");
+  set.text("--tls-key-file", "INVENTORY_AMQP_TLS_KEY_FILE",
+           &o.broker.tls.key_file, "FILE",
+           "with amqps://: the client certificate's key (PEM, unencrypted)");
   set.check([&o] {
-    parse_broker_url(o.broker.url); // throws UsageError
+    check_broker_settings(o.broker); // throws UsageError
     if (o.exchange.empty() || o.exchange.size() > 255)
       throw UsageError("--exchange must have 1 to 255 bytes");
   });

@@ -268,15 +268,68 @@ AmqpConnection::~AmqpConnection() {
 }
 
 void AmqpConnection::declare_exchange(const std::string &name,
-                                      const std::string &type) {
+                                      const std::string &type,
+                                      const std::string &alternate) {
+  amqp_table_entry_t entry;
+  entry.key = amqp_cstring_bytes("alternate-exchange");
+  entry.value.kind = AMQP_FIELD_KIND_UTF8;
+  entry.value.value.bytes = amqp_cstring_bytes(alternate.c_str());
+  amqp_table_t args = amqp_empty_table;
+  if (!alternate.empty()) {
+    args.num_entries = 1;
+    args.entries = &entry;
+  }
   amqp_exchange_declare(cx_, channel, amqp_cstring_bytes(name.c_str()),
-                        amqp_cstring_bytes(type.c_str()), 0, 1, 0, 0,
-                        amqp_empty_table);
+                        amqp_cstring_bytes(type.c_str()), 0, 1, 0, 0, args);
   check(amqp_get_rpc_reply(cx_), "exchange.declare " + name, true,
         "exchange " + name +
-          " exists with another type or other "
-          "arguments: declare it alike everywhere, or choose another "
-          "name (--exchange)");
+          " exists with another type or other arguments "
+          "(this program declares it " +
+          type + ", durable, " +
+          (alternate.empty() ? std::string("without an alternate exchange")
+                             : "with alternate-exchange " + alternate) +
+          "): declare it alike everywhere (the same --exchange and "
+          "--unrouted-queue for every relay and consumer), or delete it "
+          "(rabbitmqadmin delete exchange name=" +
+          name + ") and bind its queues again after a program declared it");
+}
+
+void AmqpConnection::declare_topology(const Topology &t) {
+  if (!t.unrouted.empty()) {
+    declare_exchange(t.unrouted, "fanout");
+    amqp_table_entry_t entries[2];
+    entries[0].key = amqp_cstring_bytes("x-max-length");
+    entries[0].value.kind = AMQP_FIELD_KIND_I64;
+    entries[0].value.value.i64 = t.unrouted_max_length;
+    entries[1].key = amqp_cstring_bytes("x-overflow");
+    entries[1].value.kind = AMQP_FIELD_KIND_UTF8;
+    entries[1].value.value.bytes = amqp_cstring_bytes("drop-head");
+    amqp_table_t args;
+    args.num_entries = 2;
+    args.entries = entries;
+    amqp_queue_declare(cx_, channel, amqp_cstring_bytes(t.unrouted.c_str()), 0,
+                       1, 0, 0, args);
+    check(amqp_get_rpc_reply(cx_), "queue.declare " + t.unrouted, true,
+          "queue " + t.unrouted +
+            " exists with other arguments (this "
+            "program declares it durable with x-max-length " +
+            std::to_string(t.unrouted_max_length) +
+            " and x-overflow drop-head): give every relay and consumer the "
+            "same --unrouted-max-length, or delete the queue");
+    amqp_queue_bind(cx_, channel, amqp_cstring_bytes(t.unrouted.c_str()),
+                    amqp_cstring_bytes(t.unrouted.c_str()),
+                    amqp_cstring_bytes(""), amqp_empty_table);
+    check(amqp_get_rpc_reply(cx_), "queue.bind " + t.unrouted);
+  }
+  declare_exchange(t.exchange, "topic", t.unrouted);
+}
+
+long long AmqpConnection::queue_depth(const std::string &name) {
+  amqp_queue_declare_ok_t *ok =
+    amqp_queue_declare(cx_, channel, amqp_cstring_bytes(name.c_str()), 1, 0, 0,
+                       0, amqp_empty_table);
+  check(amqp_get_rpc_reply(cx_), "queue.declare (passive) " + name);
+  return ok != nullptr ? ok->message_count : 0;
 }
 
 void AmqpConnection::declare_bound_queue(const std::string &name,

@@ -60,6 +60,25 @@ struct BrokerAddress {
 /// Parses URL; throws UsageError for a URL that is not one.
 BrokerAddress parse_broker_url(const std::string &url);
 
+/// The exchanges and queues both programs declare alike (declaring is
+/// idempotent only when every declaration has the same arguments: a
+/// difference is PRECONDITION_FAILED, Fatal).
+///
+/// EXCHANGE is a durable topic exchange.  With UNROUTED (the default,
+/// EXCHANGE.unrouted) it has an alternate exchange: a durable fanout
+/// exchange UNROUTED bound to a durable queue UNROUTED with x-max-length
+/// UNROUTED_MAX_LENGTH and x-overflow drop-head.  An event whose routing
+/// key no queue is bound for goes there instead of coming back: the broker
+/// keeps it (the newest UNROUTED_MAX_LENGTH of them; a full queue drops its
+/// oldest, so publishing never stops) and confirms it like any other.  An
+/// empty UNROUTED: no alternate exchange (such events come back as
+/// basic.return).
+struct Topology {
+  std::string exchange = "inventory";
+  std::string unrouted = "inventory.unrouted";
+  long long unrouted_max_length = 100000;
+};
+
 /// Checks REPLY of the operation WHAT.  A normal reply returns; a reply
 /// that retrying cannot fix throws Fatal: ACCESS_REFUSED (77), an unknown
 /// vhost (78), and with SETUP (declarations) PRECONDITION_FAILED (78, with
@@ -92,9 +111,15 @@ class AmqpConnection {
   const std::string &peer() const { return peer_; }
 
   /// Declares a durable exchange NAME of TYPE (idempotent; another type or
-  /// other arguments: Fatal).
+  /// other arguments: Fatal), with ALTERNATE as its alternate exchange
+  /// unless empty.
   void declare_exchange(const std::string &name,
-                        const std::string &type = "topic");
+                        const std::string &type = "topic",
+                        const std::string &alternate = "");
+  /// Declares T (see Topology).
+  void declare_topology(const Topology &t);
+  /// Messages ready in queue NAME (a passive queue.declare).
+  long long queue_depth(const std::string &name);
   /// Declares a durable queue NAME (idempotent) and binds it to EXCHANGE
   /// with KEY.
   void declare_bound_queue(const std::string &name,

@@ -34,8 +34,21 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
            "broker, amqp://user:password@host:port[/vhost] (no trailing /: "
            "that names the empty vhost); amqps:// for TLS (port 5671 by "
            "default), the certificate verified, never plain text");
-  set.text("--exchange", "INVENTORY_EXCHANGE", &o.exchange, "NAME",
-           "topic exchange, declared durable");
+  set.text("--exchange", "INVENTORY_EXCHANGE", &o.topology.exchange, "NAME",
+           "topic exchange, declared durable (with the alternate exchange "
+           "of --unrouted-queue)");
+  o.topology.unrouted.clear(); // EXCHANGE.unrouted unless given
+  set.text("--unrouted-queue", "INVENTORY_UNROUTED_QUEUE",
+           &o.topology.unrouted, "NAME|none",
+           "alternate exchange and durable queue (both named NAME) that keep "
+           "events no queue is bound for, so they never hold anything back; "
+           "none: no alternate exchange, such events come back and are "
+           "retried",
+           "EXCHANGE.unrouted");
+  set.count("--unrouted-max-length", "INVENTORY_UNROUTED_MAX_LENGTH",
+            &o.topology.unrouted_max_length, 1, 1000000000,
+            "most events the unrouted queue keeps (x-max-length; when full "
+            "it drops its oldest: x-overflow drop-head)");
   set.duration("--stats-interval", stats_env, &o.stats_ms, 1, 86400000,
                "how often the counters are logged");
   set.text("--tls-ca-file", "INVENTORY_AMQP_TLS_CA_FILE",
@@ -51,8 +64,17 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
            "with amqps://: the client certificate's key (PEM, unencrypted)");
   set.check([&o] {
     check_broker_settings(o.broker); // throws UsageError
-    if (o.exchange.empty() || o.exchange.size() > 255)
+    Topology &t = o.topology;
+    if (t.exchange.empty() || t.exchange.size() > 255)
       throw UsageError("--exchange must have 1 to 255 bytes");
+    if (t.unrouted.empty())
+      t.unrouted = t.exchange + ".unrouted";
+    else if (t.unrouted == "none")
+      t.unrouted.clear();
+    if (t.unrouted.size() > 255)
+      throw UsageError("--unrouted-queue must have 1 to 255 bytes");
+    if (t.unrouted == t.exchange)
+      throw UsageError("--unrouted-queue must differ from --exchange");
   });
 }
 

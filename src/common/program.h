@@ -24,15 +24,18 @@ struct CommonOptions {
   std::string db;
   /// The broker.
   BrokerSettings broker;
-  /// The topic exchange.
-  std::string exchange = "inventory";
+  /// The exchanges and the queue of unrouted events.
+  Topology topology;
   /// How often the counters are logged.
   long long stats_ms = 10000;
 };
 
 /// Declares the shared options in SET: --db (environment variable DB_ENV),
-/// --amqp-url (INVENTORY_AMQP_URL), --exchange (INVENTORY_EXCHANGE),
-/// --stats-interval (STATS_ENV), with their checks.
+/// --amqp-url (INVENTORY_AMQP_URL), the --tls-* files
+/// (INVENTORY_AMQP_TLS_*), --exchange (INVENTORY_EXCHANGE),
+/// --unrouted-queue (INVENTORY_UNROUTED_QUEUE), --unrouted-max-length
+/// (INVENTORY_UNROUTED_MAX_LENGTH), --stats-interval (STATS_ENV), with
+/// their checks.
 void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
                         const char *stats_env);
 

@@ -9,26 +9,27 @@ namespace fulfiller {
 
 Fulfiller::Fulfiller(const Options &o)
     : o_{o}, store_{o},
-      broker_{"broker",
-              [this] {
-                auto mq =
-                  std::make_unique<pgi::AmqpConnection>(o_.broker, 30, 5000);
-                mq->declare_exchange(o_.exchange);
-                mq->declare_bound_queue(o_.queue, o_.exchange, confirmed_type);
-                amqp_connection_state_t cx = mq->state();
-                amqp_basic_qos(cx, mq->channel, 0,
-                               static_cast<uint16_t>(o_.prefetch), 0);
-                mq->check(amqp_get_rpc_reply(cx), "basic.qos");
-                amqp_basic_consume(
-                  cx, mq->channel, amqp_cstring_bytes(o_.queue.c_str()),
-                  amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
-                mq->check(amqp_get_rpc_reply(cx), "basic.consume");
-                last_message_ms_ = pgi::now_ms();
-                pgi::log("broker_connected", {{"broker", mq->peer()},
-                                              {"queue", o_.queue},
-                                              {"exchange", o_.exchange}});
-                return mq;
-              }},
+      broker_{
+        "broker",
+        [this] {
+          auto mq = std::make_unique<pgi::AmqpConnection>(o_.broker, 30, 5000);
+          mq->declare_topology(o_.topology);
+          mq->declare_bound_queue(o_.queue, o_.topology.exchange,
+                                  confirmed_type);
+          amqp_connection_state_t cx = mq->state();
+          amqp_basic_qos(cx, mq->channel, 0,
+                         static_cast<uint16_t>(o_.prefetch), 0);
+          mq->check(amqp_get_rpc_reply(cx), "basic.qos");
+          amqp_basic_consume(cx, mq->channel,
+                             amqp_cstring_bytes(o_.queue.c_str()),
+                             amqp_empty_bytes, 0, 0, 0, amqp_empty_table);
+          mq->check(amqp_get_rpc_reply(cx), "basic.consume");
+          last_message_ms_ = pgi::now_ms();
+          pgi::log("broker_connected", {{"broker", mq->peer()},
+                                        {"queue", o_.queue},
+                                        {"exchange", o_.topology.exchange}});
+          return mq;
+        }},
       last_stats_ms_{pgi::now_ms()}, last_message_ms_{pgi::now_ms()} {
   broker_.on_drop([](pgi::AmqpConnection &mq) { mq.mark_broken(); });
 }
@@ -147,7 +148,7 @@ void Fulfiller::stats(bool final) {
 int Fulfiller::run() {
   pgi::log("start", {{"version", pgi::version},
                      {"queue", o_.queue},
-                     {"exchange", o_.exchange}});
+                     {"exchange", o_.topology.exchange}});
   try {
     while (!pgi::stop_requested()) {
       if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);

@@ -8,20 +8,32 @@
 namespace relay {
 
 Publisher::Publisher(const Options &o)
-    : o_{o}, link_{
-               "broker", [this] {
-                 auto mq =
-                   std::make_unique<pgi::AmqpConnection>(o_.broker, 30, 5000);
-                 mq->declare_exchange(o_.exchange);
-                 if (!o_.audit_queue.empty())
-                   mq->declare_bound_queue(o_.audit_queue, o_.exchange, "#");
-                 mq->confirm_select();
-                 next_tag_ = 1;
-                 pgi::log("broker_connected",
-                          {{"broker", mq->peer()}, {"exchange", o_.exchange}});
-                 return mq;
-               }} {
+    : o_{o}, link_{"broker", [this] {
+                     auto mq = std::make_unique<pgi::AmqpConnection>(o_.broker,
+                                                                     30, 5000);
+                     mq->declare_topology(o_.topology);
+                     if (!o_.audit_queue.empty())
+                       mq->declare_bound_queue(o_.audit_queue,
+                                               o_.topology.exchange, "#");
+                     mq->confirm_select();
+                     next_tag_ = 1;
+                     pgi::log("broker_connected",
+                              {{"broker", mq->peer()},
+                               {"exchange", o_.topology.exchange}});
+                     return mq;
+                   }} {
   link_.on_drop([](pgi::AmqpConnection &mq) { mq.mark_broken(); });
+}
+
+long long Publisher::unrouted_depth() {
+  pgi::AmqpConnection *mq = link_.current();
+  if (mq == nullptr || o_.topology.unrouted.empty()) return -1;
+  try {
+    return mq->queue_depth(o_.topology.unrouted);
+  } catch (const pgi::AmqpError &e) {
+    link_.lost(e.what());
+  }
+  return -1;
 }
 
 bool Publisher::ready() {
@@ -40,13 +52,15 @@ bool Publisher::publish(Batch &batch) {
     return false;
   } catch (const pgi::Fatal &) {
     if (link_.current() != nullptr) link_.current()->mark_broken();
+    link_.close(); // the broker closed the channel: nothing more to say
     throw;
   }
 }
 
 void Publisher::send(Batch &batch) {
   pgi::AmqpConnection &mq = *link_.current();
-  const amqp_bytes_t exchange = amqp_cstring_bytes(o_.exchange.c_str());
+  const amqp_bytes_t exchange =
+    amqp_cstring_bytes(o_.topology.exchange.c_str());
   for (auto &e : batch) {
     amqp_basic_properties_t props;
     props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG |
@@ -151,7 +165,7 @@ void Publisher::await_confirms(Batch &batch, uint64_t first_tag) {
       reply.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
       reply.reply = frame.payload.method;
       reply.library_error = 0;
-      mq.check(reply, "publishing to exchange " + o_.exchange);
+      mq.check(reply, "publishing to exchange " + o_.topology.exchange);
       break;
     }
     default:

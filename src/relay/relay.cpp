@@ -11,15 +11,18 @@ Relay::Relay(const Options &o)
     : o_{o}, outbox_{o}, publisher_{o}, last_stats_ms_{pgi::now_ms()} {}
 
 int Relay::run() {
-  pgi::log("start", {{"relay", o_.name},
-                     {"version", pgi::version},
-                     {"exchange", o_.exchange},
-                     {"batch_size", std::to_string(o_.batch_size)},
-                     {"lease_ms", std::to_string(o_.lease_ms)},
-                     {"poll_interval_ms", std::to_string(o_.poll_ms)},
-                     {"max_attempts", std::to_string(o_.max_attempts)},
-                     {"once", o_.once ? "true" : "false"},
-                     {"listen", o_.listen ? "true" : "false"}});
+  pgi::log("start",
+           {{"relay", o_.name},
+            {"version", pgi::version},
+            {"exchange", o_.topology.exchange},
+            {"unrouted_queue",
+             o_.topology.unrouted.empty() ? "none" : o_.topology.unrouted},
+            {"batch_size", std::to_string(o_.batch_size)},
+            {"lease_ms", std::to_string(o_.lease_ms)},
+            {"poll_interval_ms", std::to_string(o_.poll_ms)},
+            {"max_attempts", std::to_string(o_.max_attempts)},
+            {"once", o_.once ? "true" : "false"},
+            {"listen", o_.listen ? "true" : "false"}});
   try {
     loop();
   } catch (const pgi::Fatal &) {
@@ -170,6 +173,7 @@ void Relay::release(const Batch &batch) {
 
 void Relay::stats(bool final) {
   const OutboxClient::Metrics m = outbox_.metrics();
+  const long long unrouted = publisher_.unrouted_depth();
   pgi::log(final ? "stats_final" : "stats",
            {{"relay", o_.name},
             {"published", std::to_string(n_.published)},
@@ -185,7 +189,9 @@ void Relay::stats(bool final) {
             {"db_reconnects", std::to_string(outbox_.reconnects())},
             {"outbox_unpublished", m.unpublished},
             {"outbox_dead_lettered", m.dead_lettered},
-            {"lag_seconds", m.lag_seconds}});
+            {"lag_seconds", m.lag_seconds},
+            {"unrouted_queue_messages",
+             unrouted >= 0 ? std::to_string(unrouted) : "?"}});
   last_stats_ms_ = pgi::now_ms();
 }
 

@@ -227,7 +227,7 @@ TEST(OutboxRelay, BrokerOutageMidStream) {
 // operator's requeue_dead_letters makes it go out.
 TEST(OutboxRelay, UnroutableDeadLetters) {
   PGI_REQUIRE(broker);
-  TestBed t("unroutable", false);
+  TestBed t("unroutable", false, false);
   const std::string q = t.x + ".stock";
   t.db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10)");
   t.db.exec("SELECT inventory.adjust('acme', 'a1', 'sku-1', -2, 'loss', "

@@ -58,6 +58,9 @@ Fulfiller::Verdict Fulfiller::handle(const amqp_envelope_t &env) {
   case Outcome::fulfilled:
     ++n_.fulfilled;
     return Verdict::ack;
+  case Outcome::held:
+    ++n_.held;
+    return Verdict::ack;
   case Outcome::compensated:
     ++n_.compensated;
     return Verdict::ack;
@@ -136,6 +139,8 @@ void Fulfiller::stats(bool final) {
            {{"consumed", std::to_string(n_.consumed)},
             {"deduplicated", std::to_string(n_.deduplicated)},
             {"fulfilled", std::to_string(n_.fulfilled)},
+            {"held", std::to_string(n_.held)},
+            {"held_released", std::to_string(n_.held_released)},
             {"compensated", std::to_string(n_.compensated)},
             {"ignored", std::to_string(n_.ignored)},
             {"rejected", std::to_string(n_.rejected)},
@@ -146,13 +151,20 @@ void Fulfiller::stats(bool final) {
 }
 
 int Fulfiller::run() {
-  pgi::log("start", {{"version", pgi::version},
-                     {"queue", o_.queue},
-                     {"exchange", o_.topology.exchange}});
+  pgi::log("start",
+           {{"version", pgi::version},
+            {"queue", o_.queue},
+            {"unknown_sku", o_.compensate_unknown_sku ? "compensate" : "hold"},
+            {"exchange", o_.topology.exchange}});
   try {
     while (!pgi::stop_requested()) {
       if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);
       if (!store_.ready()) continue;
+      if (pgi::now_ms() - last_recheck_ms_ >= o_.recheck_held_ms) {
+        const long long n = store_.release_held();
+        if (n >= 0) n_.held_released += n;
+        last_recheck_ms_ = pgi::now_ms();
+      }
       if (broker_.get() == nullptr) continue;
       // idle: counted from the last message, or from the consumer's start
       if (o_.once_idle_ms > 0 &&

@@ -7,7 +7,8 @@
 // transaction: inbox row + effect); only after its commit is it acked.  A
 // database failure requeues the message (basic.nack, requeue).  Unknown
 // event types and messages without a message_id are acked and logged,
-// never requeued in a loop.
+// never requeued in a loop.  Held events (a SKU the warehouse does not ship)
+// are looked at again at start and every --recheck-held.
 #ifndef PG_INVENTORY_FULFILLER_FULFILLER_H
 #define PG_INVENTORY_FULFILLER_FULFILLER_H
 
@@ -19,8 +20,9 @@
 namespace fulfiller {
 
 struct Counters {
-  long long consumed = 0, deduplicated = 0, fulfilled = 0, compensated = 0,
-            ignored = 0, rejected = 0, requeued = 0, redelivered = 0;
+  long long consumed = 0, deduplicated = 0, fulfilled = 0, held = 0,
+            held_released = 0, compensated = 0, ignored = 0, rejected = 0,
+            requeued = 0, redelivered = 0;
 };
 
 class Fulfiller {
@@ -41,7 +43,7 @@ class Fulfiller {
   Store store_;
   pgi::Link<pgi::AmqpConnection> broker_;
   Counters n_;
-  long long last_stats_ms_, last_message_ms_;
+  long long last_stats_ms_, last_message_ms_, last_recheck_ms_ = 0;
 };
 
 } // namespace fulfiller

@@ -18,6 +18,16 @@ void declare_options(pgi::OptionSet &set, Options &o) {
              &o.skip_schema,
              "do not run the schema script at start (when the role may not "
              "create schema fulfillment; the setup ran it)");
+  set.toggle("--compensate-unknown-sku",
+             "INVENTORY_FULFILLER_COMPENSATE_UNKNOWN_SKU",
+             &o.compensate_unknown_sku,
+             "undo the sale (inventory.compensate) of a confirmed reservation "
+             "with a SKU not in fulfillment.warehouse_sku; without it such "
+             "an event is held in fulfillment.held until the SKU is added");
+  set.duration("--recheck-held", "INVENTORY_FULFILLER_RECHECK_HELD",
+               &o.recheck_held_ms, 1000, 86400000,
+               "how often held events whose SKUs were added since become "
+               "requests");
   set.check([&o] {
     if (o.queue.empty() || o.queue.size() > 255)
       throw pgi::UsageError("--queue must have 1 to 255 bytes");

@@ -20,6 +20,8 @@ struct Options : pgi::CommonOptions {
   long long prefetch = 50;
   long long once_idle_ms = 0;
   bool skip_schema = false;
+  bool compensate_unknown_sku = false;
+  long long recheck_held_ms = 30000;
 };
 
 /// Declares the fulfiller's options, bound to O, in SET.

@@ -65,8 +65,21 @@ std::unique_ptr<pqxx::connection> connect_db(const std::string &conninfo) {
   }
 }
 
+std::string sqlstate(const pqxx::sql_error &e) {
+  std::string s = e.sqlstate();
+  if (!s.empty()) return s;
+  if (dynamic_cast<const pqxx::insufficient_privilege *>(&e)) return "42501";
+  if (dynamic_cast<const pqxx::too_many_connections *>(&e)) return "53300";
+  if (dynamic_cast<const pqxx::serialization_failure *>(&e)) return "40001";
+  if (dynamic_cast<const pqxx::deadlock_detected *>(&e)) return "40P01";
+  if (dynamic_cast<const pqxx::statement_completion_unknown *>(&e))
+    return "40003";
+  if (dynamic_cast<const pqxx::transaction_rollback *>(&e)) return "40000";
+  return s;
+}
+
 bool transient(const pqxx::sql_error &e) {
-  const std::string s = e.sqlstate();
+  const std::string s = sqlstate(e);
   return s.empty() || s.rfind("08", 0) == 0 || s.rfind("40", 0) == 0 ||
          s.rfind("53", 0) == 0 || s.rfind("57", 0) == 0;
 }
@@ -74,7 +87,7 @@ bool transient(const pqxx::sql_error &e) {
 void throw_if_permanent(const std::exception &e, const std::string &what) {
   const auto *sql = dynamic_cast<const pqxx::sql_error *>(&e);
   if (sql == nullptr) return;
-  const std::string s = sql->sqlstate();
+  const std::string s = sqlstate(*sql);
   const std::string msg =
     what + ": " + first_line(e.what()) + " (SQLSTATE " + s + ")";
   if (s.rfind("28", 0) == 0)

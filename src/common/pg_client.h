@@ -26,10 +26,16 @@ namespace pgi {
 /// pqxx::broken_connection otherwise.
 std::unique_ptr<pqxx::connection> connect_db(const std::string &conninfo);
 
-/// True for SQL errors worth retrying on a new connection: no SQLSTATE
-/// (libpqxx 6.4 leaves serialization failures and deadlocks without one),
-/// connection (08), transaction rollback (40), resources (53), operator
-/// intervention (57: shutdown, cancel, crash recovery).
+/// The SQLSTATE of E.  libpqxx 6.4 leaves it empty for some of the
+/// exception classes it maps codes to: those are mapped back
+/// (insufficient_privilege 42501, too_many_connections 53300,
+/// serialization_failure 40001, deadlock_detected 40P01,
+/// statement_completion_unknown 40003, transaction_rollback 40000).
+std::string sqlstate(const pqxx::sql_error &e);
+
+/// True for SQL errors worth retrying on a new connection: connection
+/// (08), transaction rollback (40), resources (53), operator intervention
+/// (57: shutdown, cancel, crash recovery), or no SQLSTATE at all.
 bool transient(const pqxx::sql_error &e);
 
 /// Throws Fatal when E, raised by a database call of WHAT, is one retrying

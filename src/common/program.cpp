@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "log.h"
+#include "pg_client.h"
 #include "retry.h"
 
 #ifndef PGI_VERSION
@@ -100,7 +101,7 @@ int run_program(OptionSet &set, int argc, char **argv,
     return exit_usage;
   } catch (const pqxx::sql_error &e) {
     log("fatal", {{"exit_code", std::to_string(exit_software)},
-                  {"sqlstate", e.sqlstate()},
+                  {"sqlstate", sqlstate(e)},
                   {"error", e.what()},
                   {"hint", "an unexpected database error: report it"}});
   } catch (const std::exception &e) {

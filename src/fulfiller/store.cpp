@@ -180,7 +180,7 @@ Outcome Store::process(const std::string &event_id, const std::string &type,
     link_.lost(std::string(e.what()) + " (event_id " + event_id + ")");
   } catch (const pqxx::sql_error &e) {
     pgi::throw_if_permanent(e, "event " + event_id);
-    const std::string state = e.sqlstate();
+    const std::string state = pgi::sqlstate(e);
     if (state.rfind("22", 0) == 0) {
       // malformed event (bad uuid, bad JSON, missing fields): permanent
       pgi::log(
@@ -217,7 +217,7 @@ long long Store::release_held() {
     link_.lost(std::string("releasing held events: ") + e.what());
   } catch (const pqxx::sql_error &e) {
     pgi::throw_if_permanent(e, "releasing held events");
-    pgi::log("db_error", {{"sqlstate", e.sqlstate()},
+    pgi::log("db_error", {{"sqlstate", pgi::sqlstate(e)},
                           {"error", e.what()},
                           {"hint", "held events are tried again later"}});
   }

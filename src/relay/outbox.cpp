@@ -155,7 +155,7 @@ OutboxClient::WriteResult OutboxClient::write(const Marks &m) {
     pgi::log("mark_error",
              {{"events", std::to_string(ids.size())},
               {"event_ids", pgi::join_ids(ids)},
-              {"sqlstate", sql != nullptr ? sql->sqlstate() : ""},
+              {"sqlstate", sql != nullptr ? pgi::sqlstate(*sql) : ""},
               {"error", e.what()},
               {"hint", "the leases run out and the events are published "
                        "again"}});

@@ -35,9 +35,13 @@ bool drained(const TestDatabase &db, std::chrono::milliseconds timeout) {
                   timeout);
 }
 
-TestBed::TestBed(const std::string &name, bool all_queue, bool with_unrouted)
-    : db{"relay_" + name}, x{"t." + name}, all{x + ".all"},
-      fq{x + ".fulfillment"}, unrouted{with_unrouted ? x + ".unrouted" : ""} {
+TestBed::TestBed(const std::string &name, bool all_queue, bool with_unrouted,
+                 const std::string &url)
+    : db{"relay_" + name},
+      broker_url{url.empty() ? environment().amqp_url : url}, x{"t." + name},
+      all{x + ".all"}, fq{x + ".fulfillment"}, unrouted{with_unrouted
+                                                          ? x + ".unrouted"
+                                                          : ""} {
   broker().exchange(x, unrouted);
   if (!unrouted.empty()) broker().purge(unrouted); // a leftover's messages
   if (all_queue) bind(all, "#");
@@ -58,7 +62,7 @@ TestBed::~TestBed() {
 }
 
 Broker &TestBed::broker() {
-  if (!broker_) broker_ = std::make_unique<Broker>();
+  if (!broker_) broker_ = std::make_unique<Broker>(broker_url);
   return *broker_;
 }
 
@@ -72,7 +76,7 @@ TestBed::relay_args(std::vector<std::string> extra) const {
   std::vector<std::string> a{"--db",
                              db.conninfo(),
                              "--amqp-url",
-                             environment().amqp_url,
+                             broker_url,
                              "--exchange",
                              x,
                              "--poll-interval-ms",
@@ -91,7 +95,7 @@ TestBed::fulfiller_args(long long idle_ms,
   std::vector<std::string> a{"--db",
                              db.conninfo(),
                              "--amqp-url",
-                             environment().amqp_url,
+                             broker_url,
                              "--exchange",
                              x,
                              "--unrouted-queue",

@@ -51,9 +51,10 @@ std::string fulfiller_schema_file();
 /// ran, unrouted) and the exchanges are deleted, best effort.
 class TestBed {
  public:
-  /// Declares the exchange, and with ALL_QUEUE queue `all` bound with '#'.
+  /// Declares the exchange, and with ALL_QUEUE queue `all` bound with '#',
+  /// on the broker of BROKER_URL (default: the environment's).
   explicit TestBed(const std::string &name, bool all_queue = true,
-                   bool unrouted = true);
+                   bool unrouted = true, const std::string &broker_url = "");
   ~TestBed();
   TestBed(const TestBed &) = delete;
   TestBed &operator=(const TestBed &) = delete;
@@ -95,6 +96,8 @@ class TestBed {
   void prepare_fulfiller();
 
   TestDatabase db;
+  /// The broker's plain amqp:// URL, for the test side and the programs.
+  const std::string broker_url;
   const std::string x, all, fq;
   /// The unrouted queue (and alternate exchange); "" without one.
   const std::string unrouted;

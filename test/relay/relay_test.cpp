@@ -11,8 +11,13 @@
 //                             deduplicated; a compensation happens once
 //   BrokerOutageMidStream     RabbitMQ stopped while events keep coming:
 //                             no attempt burnt, nothing lost, backlog drains
-//   UnroutableDeadLetters     no binding: returned, retried, dead-lettered
-//                             at max_attempts, requeued, then delivered
+//   UnroutableDeadLetters     no binding and no alternate exchange
+//                             (--unrouted-queue none): returned, retried,
+//                             dead-lettered at max_attempts, requeued, then
+//                             delivered
+// and, in the files beside this one: startup_test.cpp (arguments, exit
+// codes, the fulfiller's setup), tls_test.cpp (amqps://), topology_test.cpp
+// (unrouted events, the README's commands).
 //   TwoRelaysOneBacklog       no event published twice, per-reservation
 //                             order kept
 //
@@ -221,10 +226,11 @@ TEST(OutboxRelay, BrokerOutageMidStream) {
   EXPECT_EQ(got.size(), ids.size());
 }
 
-// An event nobody is bound for comes back (basic.return, then an ack):
-// a failure.  With --max-attempts 3 it is dead-lettered at the third
-// failure, visible in outbox_metrics; after a queue is bound, the
-// operator's requeue_dead_letters makes it go out.
+// Without the alternate exchange (--unrouted-queue none), an event nobody
+// is bound for comes back (basic.return, then an ack): a failure.  With
+// --max-attempts 3 it is dead-lettered at the third failure, visible in
+// outbox_metrics; after a queue is bound, the operator's requeue_dead_letters
+// makes it go out.
 TEST(OutboxRelay, UnroutableDeadLetters) {
   PGI_REQUIRE(broker);
   TestBed t("unroutable", false, false);

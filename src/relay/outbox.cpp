@@ -133,15 +133,15 @@ OutboxClient::WriteResult OutboxClient::write(const Marks &m) {
   try {
     pqxx::work tx{*link_.current()->cx};
     if (!m.published.empty())
-      res.held +=
+      res.published =
         tx.exec_prepared1("published", o_.name, id_array(m.published))[0]
           .as<long long>();
     if (!m.failed.empty())
-      res.held += tx.exec_prepared1("failed", o_.name, id_array(m.failed),
-                                    m.failed_error, o_.max_attempts,
-                                    interval(o_.backoff_ms),
-                                    interval(o_.max_backoff_ms))[0]
-                    .as<long long>();
+      res.failed = tx.exec_prepared1("failed", o_.name, id_array(m.failed),
+                                     m.failed_error, o_.max_attempts,
+                                     interval(o_.backoff_ms),
+                                     interval(o_.max_backoff_ms))[0]
+                     .as<long long>();
     tx.commit();
     res.status = Written::done;
   } catch (const std::exception &e) {

@@ -48,7 +48,9 @@ class OutboxClient {
   };
   struct WriteResult {
     Written status = Written::retry;
-    long long held = 0; // events whose lease was still the relay's
+    // events whose lease was still the relay's: marked published, and
+    // recorded as failed
+    long long published = 0, failed = 0;
   };
   /// Writes MARKS in one transaction (relay_mark_published, then
   /// relay_mark_failed).  Throws Fatal only.

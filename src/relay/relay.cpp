@@ -1,7 +1,9 @@
 // src/relay/relay.cpp: the relay's loop (relay.h).
 #include "relay.h"
 
+#include <algorithm>
 #include <csignal>
+#include <cstdlib>
 
 #include "log.h"
 
@@ -43,6 +45,8 @@ int Relay::run() {
 void Relay::loop() {
   const bool crash_hook =
     pgi::env_flag("INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM");
+  const long long pause_hook = std::atoll(
+    pgi::env_or("INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "0").c_str());
   while (!pgi::stop_requested()) {
     if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);
     if (!outbox_.ready()) continue;
@@ -86,6 +90,11 @@ void Relay::loop() {
       pgi::log("test_crash_after_confirm",
                {{"confirmed", std::to_string(marks_.published.size())}});
       std::raise(SIGKILL);
+    }
+    if (pause_hook > 0 && !marks_.empty()) {
+      pgi::log("test_pause_before_mark",
+               {{"pause_ms", std::to_string(pause_hook)}});
+      pgi::sleep_unless_stopped(pause_hook);
     }
     flush();
     if (static_cast<long long>(batch.size()) < o_.batch_size && !o_.once)
@@ -134,7 +143,7 @@ void Relay::flush() {
   // the functions act only on events whose lease this relay still holds:
   // the others were claimed by another relay after this lease ran out (a
   // batch slower than --lease) and are that relay's to mark
-  const long long lost = asked - r.held;
+  const long long lost = asked - r.published - r.failed;
   if (lost > 0) {
     n_.lease_lost += lost;
     std::vector<std::string> ids = marks_.published_events;
@@ -146,10 +155,12 @@ void Relay::flush() {
               {"hint", "a batch took longer than --lease; another relay "
                        "publishes these events again"}});
   }
-  n_.published += static_cast<long long>(marks_.published.size());
-  n_.dead_lettered += marks_.would_die;
-  n_.retried +=
-    static_cast<long long>(marks_.failed.size()) - marks_.would_die;
+  // the counters count what this relay marked (of the failed ones, which
+  // were lost is not known: dead letters are counted first)
+  n_.published += r.published;
+  const long long died = std::min(marks_.would_die, r.failed);
+  n_.dead_lettered += died;
+  n_.retried += r.failed - died;
   marks_ = Marks{};
 }
 

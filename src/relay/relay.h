@@ -17,8 +17,10 @@
 // counts them; it is never an error.  A Fatal (a permanent failure) ends
 // the loop after the batch in hand was released and the marks written.
 //
-// Test hook: INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM=1 kills the process
-// (SIGKILL) right after a batch was confirmed, before it is marked.
+// Test hooks: INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM=1 kills the process
+// (SIGKILL) right after a batch was confirmed, before it is marked;
+// INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS=N sleeps N ms there instead (a
+// batch slower than its lease).
 #ifndef PG_INVENTORY_RELAY_RELAY_H
 #define PG_INVENTORY_RELAY_RELAY_H
 

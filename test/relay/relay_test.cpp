@@ -20,6 +20,9 @@
 // (unrouted events, the README's commands).
 //   TwoRelaysOneBacklog       no event published twice, per-reservation
 //                             order kept
+//   LostLeasesCountedNeverFatal  a batch slower than its lease: the other
+//                             relay's leases are not marked, counted as
+//                             lease_lost, never an error
 //
 // Each test has its own database (relay_<name>), exchange and queues.
 #include <atomic>
@@ -346,4 +349,40 @@ TEST(OutboxRelay, TwoRelaysOneBacklog) {
   EXPECT_EQ(t.db.scalar("SELECT count(DISTINCT body->>'reservation_id') FROM "
                         "arrived WHERE body ? 'reservation_id'"),
             n);
+}
+
+// A batch slower than its lease (test hook: relay A waits between the
+// broker's confirms and its marks): relay B claims the events once A's
+// lease ran out and publishes them too.  A's marks then find leases that
+// are B's: relay_mark_published marks none of them, and A counts them as
+// lost leases and goes on (exit 0), never an error (the completion calls'
+// result is never fatal).
+TEST(OutboxRelay, LostLeasesCountedNeverFatal) {
+  PGI_REQUIRE(broker);
+  TestBed t("lease_lost");
+  reserve_orders(t.db, 4); // 5 events
+  auto a = t.relay({"--once", "--name", "relay-a", "--lease", "300ms"},
+                   {{"INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "60000"}});
+  ASSERT_TRUE(poll_until(
+    [&] { return !log_lines(*a, "test_pause_before_mark").empty(); }, 10s,
+    20ms));
+  ASSERT_TRUE(poll_sql(t.db,
+                       "SELECT bool_and(claimed_until <= now()) FROM "
+                       "inventory.outbox WHERE published_at IS NULL",
+                       10s));
+  auto b = t.relay_once({"--name", "relay-b"});
+  EXPECT_EQ(b->stat("stats_final", "published"), "5");
+  a->signal(SIGTERM); // ends the pause; A writes its marks, then stops
+  run_ok(*a, 20s);
+  EXPECT_EQ(a->stat("stats_final", "lease_lost"), "5");
+  EXPECT_EQ(a->stat("stats_final", "published"), "0");
+  EXPECT_EQ(a->stat("stats_final", "mark_errors"), "0");
+  EXPECT_TRUE(log_lines(*a, "fatal").empty());
+  const auto lost = log_lines(*a, "lease_lost");
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost.front().find("events=5"), std::string::npos) << lost.front();
+  EXPECT_EQ(t.db.scalar("SELECT count(*) FROM inventory.outbox WHERE "
+                        "published_at IS NOT NULL AND claimed_by = 'relay-b'"),
+            5);
+  EXPECT_EQ(t.broker().depth(t.all), 10); // each event twice: at least once
 }

@@ -164,7 +164,8 @@ OutboxClient::WriteResult OutboxClient::write(const Marks &m) {
   return res;
 }
 
-long long OutboxClient::release(const std::vector<long long> &ids) {
+long long OutboxClient::release(const std::vector<long long> &ids,
+                                const std::vector<std::string> &event_ids) {
   if (ids.empty()) return 0;
   if (!connected()) return -1; // the leases run out by themselves
   try {
@@ -175,7 +176,11 @@ long long OutboxClient::release(const std::vector<long long> &ids) {
     return n;
   } catch (const std::exception &e) {
     if (!transient_failure(e, "relay_release"))
-      pgi::log("release_error", {{"error", e.what()}});
+      pgi::log("release_error",
+               {{"events", std::to_string(ids.size())},
+                {"event_ids", pgi::join_ids(event_ids)},
+                {"error", e.what()},
+                {"hint", "the leases run out by themselves"}});
     return -1;
   }
 }

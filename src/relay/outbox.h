@@ -56,10 +56,11 @@ class OutboxClient {
   /// relay_mark_failed).  Throws Fatal only.
   WriteResult write(const Marks &marks);
 
-  /// Gives the leases on IDS back without counting an attempt
-  /// (relay_release); returns how many, or -1 when it could not (the
-  /// leases then run out by themselves).  Throws Fatal only.
-  long long release(const std::vector<long long> &ids);
+  /// Gives the leases on IDS (EVENT_IDS, for the logs) back without
+  /// counting an attempt (relay_release); returns how many, or -1 when it
+  /// could not (the leases then run out by themselves).  Throws Fatal only.
+  long long release(const std::vector<long long> &ids,
+                    const std::vector<std::string> &event_ids);
 
   /// outbox_metrics for the stats line ("?" where unknown).
   struct Metrics {

@@ -173,7 +173,7 @@ void Relay::release(const Batch &batch) {
       event_ids.push_back(e.event_id);
     }
   if (ids.empty()) return;
-  const long long n = outbox_.release(ids);
+  const long long n = outbox_.release(ids, event_ids);
   if (n >= 0) n_.released += n;
   pgi::log("released", {{"events", std::to_string(n >= 0 ? n : 0)},
                         {"event_ids", pgi::join_ids(event_ids)},

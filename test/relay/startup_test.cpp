@@ -23,36 +23,12 @@
 #include <sstream>
 
 #include "support/relay/test_bed.h"
+#include "support/role.h"
 
 using namespace std::chrono_literals;
 using namespace pgi::test;
 
 namespace {
-
-/// A login role NAME made for one test (OPTIONS appended to CREATE ROLE),
-/// dropped at the end: declare it before the TestBed, whose database holds
-/// its grants.
-class ScopedRole {
- public:
-  explicit ScopedRole(std::string name, const std::string &options = "")
-      : name_{std::move(name)} {
-    pqxx::connection admin{""};
-    exec(admin, "DROP ROLE IF EXISTS " + name_);
-    exec(admin, "CREATE ROLE " + name_ + " LOGIN " + options);
-  }
-  ~ScopedRole() {
-    try {
-      pqxx::connection admin{""};
-      exec(admin, "DROP ROLE IF EXISTS " + name_);
-    } catch (const std::exception &e) {
-      ADD_FAILURE() << "could not drop role " << name_ << ": " << e.what();
-    }
-  }
-  const std::string &name() const { return name_; }
-
- private:
-  std::string name_;
-};
 
 /// RULES put at the top of pg_hba.conf FILE (the server reloaded) for as
 /// long as this object lives; then the file as it was, reloaded again.
@@ -210,12 +186,12 @@ TEST(PermanentErrors, AuthenticationFails) {
     std::cerr << "PGI_DIR is not set: the password case is left out\n";
     return;
   }
-  ScopedRole role("relay_pw_role", "PASSWORD 'right'");
+  TestRole role(t.db, "relay_pw", "LOGIN PASSWORD 'right'");
   HbaRules rules(env.server_dir + "/data/pg_hba.conf",
-                 "local all relay_pw_role scram-sha-256\n"
-                 "host all relay_pw_role 127.0.0.1/32 scram-sha-256\n");
-  const std::string wrong =
-    "dbname=" + t.db.name() + " user=relay_pw_role password=wrong";
+                 "local all " + role.name() + " scram-sha-256\n" +
+                   "host all " + role.name() +
+                   " 127.0.0.1/32 scram-sha-256\n");
+  const std::string wrong = role.conninfo() + " password=wrong";
   // the reload is asynchronous: wait until the rule is in force
   ASSERT_TRUE(poll_until(
     [&] {
@@ -236,18 +212,16 @@ TEST(PermanentErrors, AuthenticationFails) {
 // fulfiller role that may not create its schema: exit 77, naming the grant.
 TEST(PermanentErrors, MissingPrivilege) {
   PGI_REQUIRE(broker);
-  ScopedRole relay_role("relay_no_grant");
-  ScopedRole fulfiller_role("fulfiller_no_grant");
   TestBed t("perm_priv");
-  t.db.exec("GRANT USAGE ON SCHEMA inventory TO relay_no_grant");
-  auto r =
-    relay(t, {"--db", "dbname=" + t.db.name() + " user=relay_no_grant"});
-  EXPECT_TRUE(exits_with(
-    *r, 77,
-    "role relay_no_grant may not execute inventory.relay_claim(text, "
-    "integer, interval)"));
-  auto f = t.fulfiller(
-    0, {}, {"--db", "dbname=" + t.db.name() + " user=fulfiller_no_grant"});
+  TestRole relay_role(t.db, "relay_no_grant");
+  TestRole fulfiller_role(t.db, "fulfiller_no_grant");
+  t.db.exec("GRANT USAGE ON SCHEMA inventory TO " + relay_role.name());
+  auto r = relay(t, {"--db", relay_role.conninfo()});
+  EXPECT_TRUE(exits_with(*r, 77,
+                         "role " + relay_role.name() +
+                           " may not execute inventory.relay_claim(text, "
+                           "integer, interval)"));
+  auto f = t.fulfiller(0, {}, {"--db", fulfiller_role.conninfo()});
   EXPECT_TRUE(exits_with(*f, 77, "permission denied for database"));
 }
 

@@ -1,107 +1,115 @@
-// src/common/program.cpp: command line and main() frame of the relay and
-// the fulfiller (program.h).
+// src/common/program.cpp: the main() frame and the shared options
+// (program.h).
 #include "program.h"
 
 #include <iostream>
-#include <stdexcept>
 
 #include <pqxx/pqxx>
 
+#include "log.h"
+#include "pg_client.h"
+#include "retry.h"
+
+#ifndef PGI_VERSION
+#error "PGI_VERSION must be defined (src/common/CMakeLists.txt)"
+#endif
+
 namespace pgi {
 
-bool ArgReader::next() {
-  if (++i_ >= argc_) return false;
-  name_ = argv_[i_];
-  inline_value_.reset();
-  if (auto eq = name_.find('=');
-      name_.rfind("--", 0) == 0 && eq != std::string::npos) {
-    inline_value_ = name_.substr(eq + 1);
-    name_ = name_.substr(0, eq);
-  }
-  return true;
+const char *const version = PGI_VERSION;
+
+std::string version_line(const std::string &program,
+                         const std::string &min_extension) {
+  return program + " " + version +
+         " (needs extension pg_inventory >= " + min_extension + ")";
 }
 
-std::string ArgReader::value() {
-  if (inline_value_) return *inline_value_;
-  if (i_ + 1 >= argc_) throw std::invalid_argument(name_ + " needs a value");
-  return argv_[++i_];
+void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
+                        const char *stats_env) {
+  set.text("--db", db_env, &o.db, "CONNINFO",
+           "libpq connection string (keyword=value or postgresql:// URI; "
+           "the PG* environment fills in what it leaves out); "
+           "sslmode=verify-full for TLS");
+  o.broker.url = "amqp://guest:guest@127.0.0.1:5672";
+  set.text("--amqp-url", "INVENTORY_AMQP_URL", &o.broker.url, "URL",
+           "broker, amqp://user:password@host:port[/vhost] (no trailing /: "
+           "that names the empty vhost); amqps:// for TLS (port 5671 by "
+           "default), the certificate verified, never plain text");
+  set.text("--exchange", "INVENTORY_EXCHANGE", &o.topology.exchange, "NAME",
+           "topic exchange, declared durable (with the alternate exchange "
+           "of --unrouted-queue)");
+  o.topology.unrouted.clear(); // EXCHANGE.unrouted unless given
+  set.text("--unrouted-queue", "INVENTORY_UNROUTED_QUEUE",
+           &o.topology.unrouted, "NAME|none",
+           "alternate exchange and durable queue (both named NAME) that keep "
+           "events no queue is bound for, so they never hold anything back; "
+           "none: no alternate exchange, such events come back and are "
+           "retried",
+           "EXCHANGE.unrouted");
+  set.count("--unrouted-max-length", "INVENTORY_UNROUTED_MAX_LENGTH",
+            &o.topology.unrouted_max_length, 1, 1000000000,
+            "most events the unrouted queue keeps (x-max-length; when full "
+            "it drops its oldest: x-overflow drop-head)");
+  set.duration("--stats-interval", stats_env, &o.stats_ms, 1, 86400000,
+               "how often the counters are logged");
+  set.text("--tls-ca-file", "INVENTORY_AMQP_TLS_CA_FILE",
+           &o.broker.tls.ca_file, "FILE",
+           "with amqps://: the CA certificates (PEM) that the broker's "
+           "certificate must chain to",
+           "the system's trust store");
+  set.text("--tls-cert-file", "INVENTORY_AMQP_TLS_CERT_FILE",
+           &o.broker.tls.cert_file, "FILE",
+           "with amqps://: a client certificate (PEM), with --tls-key-file");
+  set.text("--tls-key-file", "INVENTORY_AMQP_TLS_KEY_FILE",
+           &o.broker.tls.key_file, "FILE",
+           "with amqps://: the client certificate's key (PEM, unencrypted)");
+  set.check([&o] {
+    check_broker_settings(o.broker); // throws UsageError
+    Topology &t = o.topology;
+    if (t.exchange.empty() || t.exchange.size() > 255)
+      throw UsageError("--exchange must have 1 to 255 bytes");
+    if (t.unrouted.empty())
+      t.unrouted = t.exchange + ".unrouted";
+    else if (t.unrouted == "none")
+      t.unrouted.clear();
+    if (t.unrouted.size() > 255)
+      throw UsageError("--unrouted-queue must have 1 to 255 bytes");
+    if (t.unrouted == t.exchange)
+      throw UsageError("--unrouted-queue must differ from --exchange");
+  });
 }
 
-CommonOptions::CommonOptions(const char *db_env)
-    : db{env_or(db_env, "")}, amqp_url{env_or(
-                                "INVENTORY_AMQP_URL",
-                                "amqp://guest:guest@127.0.0.1:5672")},
-      exchange{env_or("INVENTORY_EXCHANGE", "inventory")} {}
-
-bool CommonOptions::read(ArgReader &args) {
-  const std::string &arg = args.name();
-  if (arg == "--db")
-    db = args.value();
-  else if (arg == "--amqp-url")
-    amqp_url = args.value();
-  else if (arg == "--exchange")
-    exchange = args.value();
-  else if (arg == "--stats-interval")
-    stats_ms = args.duration_ms();
-  else
-    return false;
-  return true;
-}
-
-bool parse_command_line(int argc, char **argv, CommonOptions &common,
-                        Usage usage,
-                        const std::function<bool(ArgReader &)> &own_flag) {
-  ArgReader args{argc, argv};
-  while (args.next()) {
-    if (args.name() == "--help" || args.name() == "-h") {
-      usage(std::cout);
-      return false;
-    }
-    if (!common.read(args) && !own_flag(args))
-      throw std::invalid_argument("unknown option " + args.name());
-  }
-  return true;
-}
-
-int run_program(const std::string &name, Usage usage,
-                const std::function<bool()> &parse,
+int run_program(OptionSet &set, int argc, char **argv,
                 const std::function<int()> &run) {
-  set_program(name);
+  set_program(set.program());
   try {
-    if (!parse()) return 0;
-  } catch (const std::exception &e) {
-    std::cerr << name << ": " << e.what() << "\n";
-    usage(std::cerr);
-    return 2;
+    if (!set.parse(argc, argv)) return exit_ok;
+  } catch (const UsageError &e) {
+    std::cerr << set.program() << ": " << e.what() << " (see --help)\n";
+    return exit_usage;
   }
   install_stop_handlers();
   try {
     return run();
+  } catch (const Fatal &f) {
+    log_fatal(f);
+    return f.code();
+  } catch (const UsageError &e) {
+    log("fatal", {{"exit_code", std::to_string(exit_usage)},
+                  {"error", e.what()},
+                  {"hint", "see --help"}});
+    return exit_usage;
   } catch (const pqxx::sql_error &e) {
-    log("fatal", {{"sqlstate", e.sqlstate()}, {"error", e.what()}});
+    log("fatal", {{"exit_code", std::to_string(exit_software)},
+                  {"sqlstate", sqlstate(e)},
+                  {"error", e.what()},
+                  {"hint", "an unexpected database error: report it"}});
   } catch (const std::exception &e) {
-    log("fatal", {{"error", e.what()}});
+    log("fatal", {{"exit_code", std::to_string(exit_software)},
+                  {"error", e.what()},
+                  {"hint", "an unexpected error: report it"}});
   }
-  return 1;
-}
-
-void wait_to_retry(Backoff &backoff, const std::string &event,
-                   const std::string &error) {
-  const long long d = backoff.next();
-  log(event, {{"error", error}, {"retry_in_ms", std::to_string(d)}});
-  sleep_unless_stopped(d);
-}
-
-std::unique_ptr<AmqpConnection> connect_broker(const CommonOptions &options) {
-  auto mq = std::make_unique<AmqpConnection>(options.amqp_url, 30, 5000);
-  mq->declare_exchange(options.exchange);
-  return mq;
-}
-
-void drop_broker(std::unique_ptr<AmqpConnection> &mq, const std::string &why) {
-  log("broker_lost", {{"error", why}});
-  if (mq) mq->mark_broken();
-  mq.reset();
+  return exit_software;
 }
 
 } // namespace pgi

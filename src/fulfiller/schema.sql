@@ -31,7 +31,9 @@ CREATE TABLE IF NOT EXISTS fulfillment.request (
 COMMENT ON TABLE fulfillment.request IS
 	'A shipment request for a confirmed reservation (event reservation.confirmed).';
 
--- the SKUs the warehouse can ship; an event with any other SKU is compensated
+-- the SKUs the warehouse can ship; an event with any other SKU is held (or,
+-- with --compensate-unknown-sku, compensated).  The fulfiller refuses to
+-- start while it is empty
 CREATE TABLE IF NOT EXISTS fulfillment.warehouse_sku (
 	tenant		text NOT NULL,
 	sku			text NOT NULL,
@@ -40,7 +42,25 @@ CREATE TABLE IF NOT EXISTS fulfillment.warehouse_sku (
 COMMENT ON TABLE fulfillment.warehouse_sku IS
 	'SKUs the warehouse can ship, per tenant.';
 
--- permanent failures: the reservation was compensated
+-- events held back: a SKU the warehouse cannot ship (yet); the sale stands.
+-- The fulfiller turns them into requests once every SKU of the event is in
+-- warehouse_sku (at start and every --recheck-held), unless an operator
+-- compensates the reservation and deletes the row
+CREATE TABLE IF NOT EXISTS fulfillment.held (
+	event_id	uuid PRIMARY KEY,
+	tenant		text NOT NULL,
+	request_key	text NOT NULL,
+	reservation_id bigint,
+	version		integer,
+	lines		jsonb NOT NULL,
+	reason		text NOT NULL,
+	held_at		timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE fulfillment.held IS
+	'Confirmed reservations with a SKU not in warehouse_sku: held, not compensated, until the SKU is added.';
+
+-- permanent failures, with --compensate-unknown-sku: the reservation was
+-- compensated
 CREATE TABLE IF NOT EXISTS fulfillment.failure (
 	event_id	uuid PRIMARY KEY,
 	tenant		text NOT NULL,
@@ -52,4 +72,4 @@ CREATE TABLE IF NOT EXISTS fulfillment.failure (
 	created_at	timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE fulfillment.failure IS
-	'Events the warehouse cannot fulfil, with the outcome of inventory.compensate.';
+	'Events the warehouse cannot fulfil, compensated (--compensate-unknown-sku), with the outcome of inventory.compensate.';

@@ -11,10 +11,18 @@
 //                             deduplicated; a compensation happens once
 //   BrokerOutageMidStream     RabbitMQ stopped while events keep coming:
 //                             no attempt burnt, nothing lost, backlog drains
-//   UnroutableDeadLetters     no binding: returned, retried, dead-lettered
-//                             at max_attempts, requeued, then delivered
+//   UnroutableDeadLetters     no binding and no alternate exchange
+//                             (--unrouted-queue none): returned, retried,
+//                             dead-lettered at max_attempts, requeued, then
+//                             delivered
+// and, in the files beside this one: startup_test.cpp (arguments, exit
+// codes, the fulfiller's setup), tls_test.cpp (amqps://), topology_test.cpp
+// (unrouted events, the README's commands).
 //   TwoRelaysOneBacklog       no event published twice, per-reservation
 //                             order kept
+//   LostLeasesCountedNeverFatal  a batch slower than its lease: the other
+//                             relay's leases are not marked, counted as
+//                             lease_lost, never an error
 //
 // Each test has its own database (relay_<name>), exchange and queues.
 #include <atomic>
@@ -111,7 +119,7 @@ TEST(OutboxRelay, FulfillerKilledAfterCommit) {
 
 // One event delivered N times (published N times straight to the broker):
 // one effect, N-1 deduplicated.  An event the warehouse cannot ship is
-// compensated once, however often it comes.
+// compensated (--compensate-unknown-sku) once, however often it comes.
 TEST(OutboxRelay, SameEventManyTimes) {
   PGI_REQUIRE(broker);
   TestBed t("same_event", false);
@@ -131,7 +139,7 @@ TEST(OutboxRelay, SameEventManyTimes) {
     for (const auto &row : ev)
       t.broker().publish(t.x, "reservation.confirmed",
                          row[0].as<std::string>(), row[1].as<std::string>());
-  auto f = t.fulfil(800);
+  auto f = t.fulfil(800, {"--compensate-unknown-sku"});
   EXPECT_EQ(f->stat("stats_final", "consumed"), std::to_string(2 * n));
   EXPECT_EQ(f->stat("stats_final", "deduplicated"), std::to_string(2 * n - 2));
   EXPECT_EQ(f->stat("stats_final", "fulfilled"), "1");
@@ -221,13 +229,14 @@ TEST(OutboxRelay, BrokerOutageMidStream) {
   EXPECT_EQ(got.size(), ids.size());
 }
 
-// An event nobody is bound for comes back (basic.return, then an ack):
-// a failure.  With --max-attempts 3 it is dead-lettered at the third
-// failure, visible in outbox_metrics; after a queue is bound, the
-// operator's requeue_dead_letters makes it go out.
+// Without the alternate exchange (--unrouted-queue none), an event nobody
+// is bound for comes back (basic.return, then an ack): a failure.  With
+// --max-attempts 3 it is dead-lettered at the third failure, visible in
+// outbox_metrics; after a queue is bound, the operator's requeue_dead_letters
+// makes it go out.
 TEST(OutboxRelay, UnroutableDeadLetters) {
   PGI_REQUIRE(broker);
-  TestBed t("unroutable", false);
+  TestBed t("unroutable", false, false);
   const std::string q = t.x + ".stock";
   t.db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10)");
   t.db.exec("SELECT inventory.adjust('acme', 'a1', 'sku-1', -2, 'loss', "
@@ -340,4 +349,40 @@ TEST(OutboxRelay, TwoRelaysOneBacklog) {
   EXPECT_EQ(t.db.scalar("SELECT count(DISTINCT body->>'reservation_id') FROM "
                         "arrived WHERE body ? 'reservation_id'"),
             n);
+}
+
+// A batch slower than its lease (test hook: relay A waits between the
+// broker's confirms and its marks): relay B claims the events once A's
+// lease ran out and publishes them too.  A's marks then find leases that
+// are B's: relay_mark_published marks none of them, and A counts them as
+// lost leases and goes on (exit 0), never an error (the completion calls'
+// result is never fatal).
+TEST(OutboxRelay, LostLeasesCountedNeverFatal) {
+  PGI_REQUIRE(broker);
+  TestBed t("lease_lost");
+  reserve_orders(t.db, 4); // 5 events
+  auto a = t.relay({"--once", "--name", "relay-a", "--lease", "300ms"},
+                   {{"INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "60000"}});
+  ASSERT_TRUE(poll_until(
+    [&] { return !log_lines(*a, "test_pause_before_mark").empty(); }, 10s,
+    20ms));
+  ASSERT_TRUE(poll_sql(t.db,
+                       "SELECT bool_and(claimed_until <= now()) FROM "
+                       "inventory.outbox WHERE published_at IS NULL",
+                       10s));
+  auto b = t.relay_once({"--name", "relay-b"});
+  EXPECT_EQ(b->stat("stats_final", "published"), "5");
+  a->signal(SIGTERM); // ends the pause; A writes its marks, then stops
+  run_ok(*a, 20s);
+  EXPECT_EQ(a->stat("stats_final", "lease_lost"), "5");
+  EXPECT_EQ(a->stat("stats_final", "published"), "0");
+  EXPECT_EQ(a->stat("stats_final", "mark_errors"), "0");
+  EXPECT_TRUE(log_lines(*a, "fatal").empty());
+  const auto lost = log_lines(*a, "lease_lost");
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_NE(lost.front().find("events=5"), std::string::npos) << lost.front();
+  EXPECT_EQ(t.db.scalar("SELECT count(*) FROM inventory.outbox WHERE "
+                        "published_at IS NOT NULL AND claimed_by = 'relay-b'"),
+            5);
+  EXPECT_EQ(t.broker().depth(t.all), 10); // each event twice: at least once
 }

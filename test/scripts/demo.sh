@@ -14,7 +14,9 @@
 #                           grant_tenant, revoke_tenant, SELECT on the tables
 #       outbox_relay        the relay functions and outbox_metrics only
 #       fulfiller           lookup, compensate, every tenant, and its own
-#                           schema fulfillment (it creates it at start)
+#                           schema fulfillment (made by its role with
+#                           src/fulfiller/schema.sql, as README section 7
+#                           has it)
 #     and a throwaway RabbitMQ (test/scripts/rabbitmq.sh); the demo fails
 #     if it cannot start;
 #  3. the operator stocks a catalog: 2 tenants x 300 SKUs; the five best
@@ -22,8 +24,9 @@
 #     come back `insufficient`;
 #  4. two relays (one queue `inventory.audit` bound with '#' keeps every
 #     event routable) and a fulfiller (queue `fulfillment`; the warehouse
-#     cannot ship sku-0003 and sku-0009, so those confirmations are
-#     compensated) run through the workload; a fault drill a few seconds in
+#     cannot ship sku-0003 and sku-0009, and the fulfiller runs with
+#     --compensate-unknown-sku, so those confirmations are compensated) run
+#     through the workload; a fault drill a few seconds in
 #     starts a relay that dies between the broker's confirm and marking the
 #     batch published, and a fulfiller that dies between its commit and its
 #     ack (the test hooks), so some events arrive twice and are deduplicated;
@@ -144,7 +147,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.purge_published(interval, integer)
 	TO inventory_operator;
 GRANT SELECT ON inventory.outbox_metrics TO inventory_operator;
--- operators act for every tenant through a grant of '*'
+-- 0.4: stock calls need a tenant grant too; an operator acts for every
+-- tenant through a grant of '*' (README section 8)
 SELECT inventory.grant_tenant('*', 'inventory_operator') \gset
 
 -- the relay: its four outbox functions and the metrics view, nothing else
@@ -159,7 +163,7 @@ GRANT EXECUTE ON FUNCTION
 GRANT SELECT ON inventory.outbox_metrics TO outbox_relay;
 
 -- the fulfillment consumer: lookup and compensate for every tenant, and
--- its own schema (it runs src/fulfiller/schema.sql at start)
+-- its own schema (src/fulfiller/schema.sql, run as this role below)
 CREATE ROLE fulfiller LOGIN;
 GRANT USAGE ON SCHEMA inventory TO fulfiller;
 GRANT EXECUTE ON FUNCTION inventory.lookup(text, text),
@@ -201,23 +205,29 @@ expect_denied "read inventory.stock" \
 
 # ------------------------------------------------------------------ 4
 step "4. relays and fulfiller, then the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
-# the fulfiller creates its schema and queue; the warehouse ships every SKU
-# but sku-0003 and sku-0009
-"$FULFILLER" --db "dbname=demo user=fulfiller" --queue fulfillment \
-	2>"$WORK/fulfiller.log" &
-PIDS+=($!)
-FULFILLER_PID=$!
-waited=0
-until su_sql -At -c "SELECT to_regclass('fulfillment.warehouse_sku') IS NOT NULL" | grep -q t; do
-	[ "$waited" -ge 100 ] && { cat "$WORK/fulfiller.log"; die "the fulfiller did not create its schema"; }
-	sleep 0.1
-	waited=$((waited + 1))
-done
+# the fulfiller's setup, as in README section 7: its schema (as its role) and
+# what the warehouse ships: every SKU but sku-0003 and sku-0009.  The
+# fulfiller refuses to start while warehouse_sku is empty.
+psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -f src/fulfiller/schema.sql
 psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -c "INSERT INTO fulfillment.warehouse_sku
 	SELECT tenant, sku FROM unnest(ARRAY['acme', 'globex']) AS tenant,
 		LATERAL (SELECT concat('sku-', lpad(s::text, 4, '0')) AS sku
 				   FROM generate_series(1, $SKUS) AS s) AS k
 	 WHERE sku NOT IN ('sku-0003', 'sku-0009')"
+# undoing the sales the warehouse cannot ship is an explicit choice
+# (--compensate-unknown-sku); without it they would be held
+"$FULFILLER" --db "dbname=demo user=fulfiller" --queue fulfillment \
+	--compensate-unknown-sku 2>"$WORK/fulfiller.log" &
+PIDS+=($!)
+FULFILLER_PID=$!
+# its queue must be bound before the first confirmation is published
+waited=0
+until grep -q 'event=broker_connected' "$WORK/fulfiller.log"; do
+	kill -0 "$FULFILLER_PID" 2>/dev/null || { cat "$WORK/fulfiller.log"; die "the fulfiller exited"; }
+	[ "$waited" -ge 100 ] && { cat "$WORK/fulfiller.log"; die "the fulfiller did not connect within 10 s"; }
+	sleep 0.1
+	waited=$((waited + 1))
+done
 for r in a b; do
 	"$RELAY" --db "dbname=demo user=outbox_relay" --name "relay-$r" \
 		--audit-queue inventory.audit --stats-interval 5s 2>"$WORK/relay-$r.log" &
@@ -235,7 +245,8 @@ PIDS+=($!)
 DRILL_PIDS=($!)
 disown $! # it dies by SIGKILL on purpose: no "Killed" line from the shell
 (sleep "$drill_at"; INVENTORY_FULFILLER_TEST_CRASH_AFTER_COMMIT=1 exec "$FULFILLER" \
-	--db "dbname=demo user=fulfiller" --queue fulfillment --skip-schema --once-idle-ms 3000 \
+	--db "dbname=demo user=fulfiller" --queue fulfillment --skip-schema --compensate-unknown-sku \
+	--once-idle-ms 3000 \
 	2>"$WORK/fulfiller-crash.log") &
 PIDS+=($!)
 DRILL_PIDS+=($!)

@@ -14,8 +14,9 @@ PACKAGES=(
 	make build-essential cmake pkg-config
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
 	libtap-parser-sourcehandler-pgtap-perl # pg_prove (a Recommends of pgtap)
-	libpqxx-dev libgtest-dev libgmock-dev librabbitmq-dev
+	libpqxx-dev libgtest-dev libgmock-dev librabbitmq-dev libssl-dev
 	rabbitmq-server amqp-tools gnuplot-nox
+	openssl # the TLS tests make a throwaway CA
 )
 
 installed() {

@@ -9,14 +9,25 @@
 #   rmq_stop       stop the node and epmd
 #   rmq_destroy    rmq_stop, then remove the folder
 #   rmq_ctl ARGS   rabbitmqctl against this node
+#   rmq_tls_files DIR  a throwaway CA and certificates for a TLS listener
+#                  (openssl): DIR/ca.pem, server.pem + server.key (for DNS
+#                  name localhost), client.pem + client.key (CN
+#                  pgi-test-client), and other-ca.pem (a CA that signed
+#                  nothing here)
 #
 #   RMQ_PORT       AMQP port (default: a free one from 5673 up)
 #   RMQ_DIST_PORT  Erlang distribution port (default: a free one from 25673 up)
 #   RMQ_DIR        folder for everything (default: a new mktemp -d)
+#   RMQ_TLS_DIR    with the files of rmq_tls_files: also a TLS listener
+#                  (listeners.ssl.default, ssl_options.*) on RMQ_TLS_PORT
+#                  (default: a free one from RMQ_PORT + 1000 up); a client
+#                  certificate, when one is sent, must be signed by the CA
 # After rmq_start: INVENTORY_AMQP_URL (amqp://guest:guest@127.0.0.1:PORT, no
 # trailing slash: that would mean the empty vhost), RMQ_DIR, RMQ_PORT,
-# RMQ_NODENAME and RMQ_SCRIPT (this file) are exported, so that tests can
-# run `bash -c 'source "$RMQ_SCRIPT" && rmq_stop_app'`.
+# RMQ_NODENAME, RMQ_TLS_PORT (with RMQ_TLS_DIR) and RMQ_SCRIPT (this file)
+# are exported, so that tests can run `bash -c 'source "$RMQ_SCRIPT" &&
+# rmq_stop_app'`; they are also written to $RMQ_DIR/node.env, so that
+# another shell can `source "$RMQ_DIR/node.env"` and then stop the node.
 
 RMQ_SBIN=${RMQ_SBIN:-/usr/lib/rabbitmq/bin}
 RMQ_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
@@ -58,7 +69,25 @@ rmq_start() {
 	: >"$RMQ_DIR/rabbitmq-env.conf"
 	printf 'listeners.tcp.default = 127.0.0.1:%s\nloopback_users = none\n' \
 		"$RMQ_PORT" >"$RMQ_DIR/rabbitmq.conf"
+	if [ -n "${RMQ_TLS_DIR:-}" ]; then
+		RMQ_TLS_PORT=${RMQ_TLS_PORT:-$(rmq_free_port $((RMQ_PORT + 1000)))}
+		cat >>"$RMQ_DIR/rabbitmq.conf" <<-EOF
+			listeners.ssl.default = 127.0.0.1:$RMQ_TLS_PORT
+			ssl_options.cacertfile = $RMQ_TLS_DIR/ca.pem
+			ssl_options.certfile = $RMQ_TLS_DIR/server.pem
+			ssl_options.keyfile = $RMQ_TLS_DIR/server.key
+			ssl_options.verify = verify_peer
+			ssl_options.fail_if_no_peer_cert = false
+		EOF
+		export RMQ_TLS_PORT
+	fi
 	export RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME RMQ_SCRIPT
+	{
+		for v in RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME RMQ_TLS_PORT; do
+			[ -n "${!v:-}" ] && printf 'export %s=%q\n' "$v" "${!v}"
+		done
+		printf 'export INVENTORY_AMQP_URL=amqp://guest:guest@127.0.0.1:%s\n' "$RMQ_PORT"
+	} >"$RMQ_DIR/node.env"
 	_rmq_env rabbitmq-server -detached >"$RMQ_DIR/start.log" 2>&1 || {
 		cat "$RMQ_DIR/start.log"
 		return 1
@@ -90,4 +119,27 @@ rmq_destroy() {
 	rmq_stop
 	[ -n "${RMQ_DIR:-}" ] && rm -rf "$RMQ_DIR"
 	unset INVENTORY_AMQP_URL
+}
+
+rmq_tls_files() {
+	local dir=$1
+	mkdir -p "$dir"
+	(
+		cd "$dir" || exit 1
+		set -e
+		# -subj and -addext keep openssl.cnf's prompts away
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=pgi-test-ca \
+			-keyout ca.key -out ca.pem
+		openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj /CN=pgi-other-ca \
+			-keyout other-ca.key -out other-ca.pem
+		openssl req -newkey rsa:2048 -nodes -subj /CN=localhost \
+			-addext subjectAltName=DNS:localhost -keyout server.key -out server.csr
+		openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+			-days 2 -copy_extensions copy -out server.pem
+		openssl req -newkey rsa:2048 -nodes -subj /CN=pgi-test-client \
+			-keyout client.key -out client.csr
+		openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial \
+			-days 2 -out client.pem
+		chmod 644 ./*.pem ./*.key
+	) >"$dir/openssl.log" 2>&1 || { cat "$dir/openssl.log"; return 1; }
 }

@@ -9,17 +9,42 @@
 
 namespace pgi::test {
 
-Broker::Broker()
-    : cx_{std::make_unique<pgi::AmqpConnection>(environment().amqp_url, 0,
-                                                5000)} {}
+namespace {
 
-void Broker::exchange(const std::string &x) {
-  cx_->declare_exchange(x);
+pgi::BrokerSettings settings(const std::string &url) {
+  pgi::BrokerSettings s;
+  s.url = url;
+  return s;
+}
+
+} // namespace
+
+Broker::Broker(const std::string &url)
+    : cx_{std::make_unique<pgi::AmqpConnection>(
+        settings(url.empty() ? environment().amqp_url : url), 0, 5000)} {}
+
+void Broker::exchange(const std::string &x, const std::string &unrouted) {
+  pgi::Topology t;
+  t.exchange = x;
+  t.unrouted = unrouted;
+  cx_->declare_topology(t);
+}
+
+void Broker::plain_exchange(const std::string &x, const std::string &type) {
+  cx_->declare_exchange(x, type);
+}
+
+long long Broker::depth(const std::string &q) {
+  return cx_->queue_depth(q);
 }
 
 void Broker::queue(const std::string &q, const std::string &x,
                    const std::string &key) {
   cx_->declare_bound_queue(q, x, key);
+  purge(q);
+}
+
+void Broker::purge(const std::string &q) {
   amqp_queue_purge(cx_->state(), cx_->channel, amqp_cstring_bytes(q.c_str()));
   pgi::check_reply(amqp_get_rpc_reply(cx_->state()), "queue.purge");
 }
@@ -69,11 +94,17 @@ std::vector<Message> Broker::drain(const std::string &q) {
   return out;
 }
 
-void Broker::remove(const std::string &q, const std::string &x) {
+void Broker::delete_queue(const std::string &q) {
   try {
     amqp_queue_delete(cx_->state(), cx_->channel,
                       amqp_cstring_bytes(q.c_str()), 0, 0);
     pgi::check_reply(amqp_get_rpc_reply(cx_->state()), "queue.delete");
+  } catch (const std::exception &) {
+  }
+}
+
+void Broker::delete_exchange(const std::string &x) {
+  try {
     amqp_exchange_delete(cx_->state(), cx_->channel,
                          amqp_cstring_bytes(x.c_str()), 0);
     pgi::check_reply(amqp_get_rpc_reply(cx_->state()), "exchange.delete");

@@ -19,12 +19,24 @@ struct Message {
 };
 
 /// Test-side broker access: one connection to the environment's broker
-/// (INVENTORY_AMQP_URL), channel 1, no confirms.
+/// (INVENTORY_AMQP_URL) or to URL, channel 1, no confirms.
 class Broker {
  public:
-  Broker();
-  /// Declares durable topic exchange X (idempotent).
-  void exchange(const std::string &x);
+  explicit Broker(const std::string &url = "");
+  /// Declares durable topic exchange X (idempotent) as the programs do:
+  /// with UNROUTED, its alternate exchange and queue UNROUTED (see
+  /// pgi::Topology); without (""), a plain topic exchange.
+  void exchange(const std::string &x, const std::string &unrouted = "");
+  /// Declares exchange X of TYPE with no arguments (to make a clash).
+  void plain_exchange(const std::string &x, const std::string &type);
+  /// Empties queue Q.
+  void purge(const std::string &q);
+  /// Messages now in queue Q.
+  long long depth(const std::string &q);
+  /// Deletes queue Q (best effort).
+  void delete_queue(const std::string &q);
+  /// Deletes exchange X (best effort).
+  void delete_exchange(const std::string &x);
   /// Declares durable queue Q bound to X with KEY, and purges it.
   void queue(const std::string &q, const std::string &x,
              const std::string &key);
@@ -33,8 +45,6 @@ class Broker {
                const std::string &message_id, const std::string &body);
   /// Takes every message now in Q (basic.get with ack), in queue order.
   std::vector<Message> drain(const std::string &q);
-  /// Deletes queue Q and exchange X (best effort; at the end of a test).
-  void remove(const std::string &q, const std::string &x);
 
  private:
   std::unique_ptr<pgi::AmqpConnection> cx_;

@@ -122,4 +122,58 @@ void stop(Process &p) {
   return ::testing::AssertionFailure() << "status " << status;
 }
 
+std::vector<std::string> log_lines(const Process &p,
+                                   const std::string &event) {
+  std::vector<std::string> out;
+  std::istringstream in(p.log());
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find(" event=" + event + " ") != std::string::npos ||
+        (line.size() >= event.size() + 7 &&
+         line.compare(line.size() - event.size() - 7, std::string::npos,
+                      " event=" + event) == 0))
+      out.push_back(line);
+  return out;
+}
+
+::testing::AssertionResult exits_with(Process &p, int code,
+                                      const std::string &text,
+                                      std::chrono::milliseconds within) {
+  const auto start = std::chrono::steady_clock::now();
+  const int status = p.wait(within);
+  const auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::chrono::steady_clock::now() - start);
+  if (!exited_with(status, code))
+    return ::testing::AssertionFailure()
+           << "expected exit code " << code << ", wait status " << status
+           << (WIFEXITED(status)
+                 ? " (exit code " + std::to_string(WEXITSTATUS(status)) + ")"
+                 : std::string{})
+           << "\n"
+           << p.log();
+  const std::string log = p.log();
+  if (code == 64) {
+    if (log.find(text) == std::string::npos || log.find("event=") != log.npos)
+      return ::testing::AssertionFailure()
+             << "expected one usage line with \"" << text << "\":\n"
+             << log;
+    return ::testing::AssertionSuccess() << "in " << took.count() << " ms";
+  }
+  const auto fatal = log_lines(p, "fatal");
+  if (fatal.size() != 1)
+    return ::testing::AssertionFailure()
+           << "expected one event=fatal line, got " << fatal.size() << ":\n"
+           << log;
+  const std::string &line = fatal.front();
+  if (line.find(" exit_code=" + std::to_string(code) + " ") ==
+        std::string::npos ||
+      line.find(" hint=") == std::string::npos ||
+      line.find(text) == std::string::npos)
+    return ::testing::AssertionFailure()
+           << "the fatal line lacks exit_code=" << code << ", a hint or \""
+           << text << "\":\n"
+           << line;
+  return ::testing::AssertionSuccess() << "in " << took.count() << " ms";
+}
+
 } // namespace pgi::test

@@ -57,6 +57,17 @@ void stop(Process &p);
 /// Waits up to 30 s for P to end, which must be by SIGKILL (a test hook).
 ::testing::AssertionResult killed_by_hook(Process &p);
 
+/// Waits up to WITHIN for P to end, which must be an exit with CODE; for a
+/// code other than 0 and 64 its log must have exactly one `event=fatal`
+/// line, with `exit_code=CODE`, a hint, and TEXT in it (for 64: TEXT in
+/// the one line on stderr).  For the permanent failures of failure.h.
+::testing::AssertionResult
+exits_with(Process &p, int code, const std::string &text,
+           std::chrono::milliseconds within = std::chrono::seconds{15});
+
+/// The log lines of P with `event=EVENT`.
+std::vector<std::string> log_lines(const Process &p, const std::string &event);
+
 } // namespace pgi::test
 
 #endif

@@ -2,6 +2,9 @@
 // test (test_bed.h).
 #include "support/relay/test_bed.h"
 
+#include <fstream>
+#include <sstream>
+
 namespace pgi::test {
 
 std::string relay_bin() {
@@ -9,6 +12,9 @@ std::string relay_bin() {
 }
 std::string fulfiller_bin() {
   return INVENTORY_FULFILLER_BIN;
+}
+std::string fulfiller_schema_file() {
+  return FULFILLER_SCHEMA_FILE;
 }
 
 void reserve_orders(const TestDatabase &db, int n, const std::string &sku) {
@@ -29,25 +35,34 @@ bool drained(const TestDatabase &db, std::chrono::milliseconds timeout) {
                   timeout);
 }
 
-TestBed::TestBed(const std::string &name, bool all_queue)
-    : db{"relay_" + name}, x{"t." + name}, all{x + ".all"}, fq{
-                                                              x +
-                                                              ".fulfillment"} {
-  broker().exchange(x);
+TestBed::TestBed(const std::string &name, bool all_queue, bool with_unrouted,
+                 const std::string &url)
+    : db{"relay_" + name},
+      broker_url{url.empty() ? environment().amqp_url : url}, x{"t." + name},
+      all{x + ".all"}, fq{x + ".fulfillment"}, unrouted{with_unrouted
+                                                          ? x + ".unrouted"
+                                                          : ""} {
+  broker().exchange(x, unrouted);
+  if (!unrouted.empty()) broker().purge(unrouted); // a leftover's messages
   if (all_queue) bind(all, "#");
 }
 
 TestBed::~TestBed() {
   try {
     if (fulfiller_ran_) queues_.push_back(fq);
-    for (const auto &q : queues_) broker().remove(q, x);
+    for (const auto &q : queues_) broker().delete_queue(q);
+    broker().delete_exchange(x);
+    if (!unrouted.empty()) {
+      broker().delete_queue(unrouted);
+      broker().delete_exchange(unrouted);
+    }
   } catch (const std::exception &) {
     // best effort: the broker may be down after a failed test
   }
 }
 
 Broker &TestBed::broker() {
-  if (!broker_) broker_ = std::make_unique<Broker>();
+  if (!broker_) broker_ = std::make_unique<Broker>(broker_url);
   return *broker_;
 }
 
@@ -61,23 +76,36 @@ TestBed::relay_args(std::vector<std::string> extra) const {
   std::vector<std::string> a{"--db",
                              db.conninfo(),
                              "--amqp-url",
-                             environment().amqp_url,
+                             broker_url,
                              "--exchange",
                              x,
                              "--poll-interval-ms",
                              "20",
                              "--stats-interval",
-                             "1s"};
+                             "1s",
+                             "--unrouted-queue",
+                             unrouted.empty() ? "none" : unrouted};
   a.insert(a.end(), extra.begin(), extra.end());
   return a;
 }
 
-std::vector<std::string> TestBed::fulfiller_args(long long idle_ms) const {
-  return {"--db",           db.conninfo(),
-          "--amqp-url",     environment().amqp_url,
-          "--exchange",     x,
-          "--queue",        fq,
-          "--once-idle-ms", std::to_string(idle_ms)};
+std::vector<std::string>
+TestBed::fulfiller_args(long long idle_ms,
+                        std::vector<std::string> extra) const {
+  std::vector<std::string> a{"--db",
+                             db.conninfo(),
+                             "--amqp-url",
+                             broker_url,
+                             "--exchange",
+                             x,
+                             "--unrouted-queue",
+                             unrouted.empty() ? "none" : unrouted,
+                             "--queue",
+                             fq,
+                             "--once-idle-ms",
+                             std::to_string(idle_ms)};
+  a.insert(a.end(), extra.begin(), extra.end());
+  return a;
 }
 
 std::unique_ptr<Process>
@@ -89,10 +117,11 @@ TestBed::relay(std::vector<std::string> extra,
 
 std::unique_ptr<Process>
 TestBed::fulfiller(long long idle_ms,
-                   const std::map<std::string, std::string> &env) const {
+                   const std::map<std::string, std::string> &env,
+                   std::vector<std::string> extra) const {
   fulfiller_ran_ = true; // it declares fq
-  return std::make_unique<Process>(fulfiller_bin(), fulfiller_args(idle_ms),
-                                   env);
+  return std::make_unique<Process>(
+    fulfiller_bin(), fulfiller_args(idle_ms, std::move(extra)), env);
 }
 
 std::unique_ptr<Process>
@@ -103,15 +132,20 @@ TestBed::relay_once(std::vector<std::string> extra) const {
   return r;
 }
 
-std::unique_ptr<Process> TestBed::fulfil(long long idle_ms) const {
-  auto f = fulfiller(idle_ms);
+std::unique_ptr<Process>
+TestBed::fulfil(long long idle_ms, std::vector<std::string> extra) const {
+  auto f = fulfiller(idle_ms, {}, std::move(extra));
   run_ok(*f);
   return f;
 }
 
-void TestBed::prepare_fulfiller() const {
-  fulfil(1);
+void TestBed::prepare_fulfiller() {
+  std::ifstream in(fulfiller_schema_file());
+  std::stringstream schema;
+  schema << in.rdbuf();
+  db.exec(schema.str());
   db.exec("INSERT INTO fulfillment.warehouse_sku VALUES ('acme', 'sku-1')");
+  bind(fq, "reservation.confirmed");
 }
 
 } // namespace pgi::test

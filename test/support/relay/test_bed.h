@@ -39,15 +39,22 @@ void confirm_orders(const TestDatabase &db, int n);
 /// unpublished; true when it does.
 bool drained(const TestDatabase &db, std::chrono::milliseconds timeout);
 
+/// The path of src/fulfiller/schema.sql.
+std::string fulfiller_schema_file();
+
 /// The world of one test NAME: database relay_<name>, exchange t.<name>
-/// (declared on construction), the queue names t.<name>.all and
-/// t.<name>.fulfillment, and the programs run against them.  At the end the
-/// queues it declared (all, those passed to bind(), fq once a fulfiller
-/// ran) and the exchange are deleted, best effort.
+/// declared as the programs declare it (with UNROUTED: alternate exchange
+/// and queue t.<name>.unrouted; else a plain topic exchange, and the
+/// programs run with --unrouted-queue none), the queue names t.<name>.all
+/// and t.<name>.fulfillment, and the programs run against them.  At the end
+/// the queues it declared (all, those passed to bind(), fq once a fulfiller
+/// ran, unrouted) and the exchanges are deleted, best effort.
 class TestBed {
  public:
-  /// Declares the exchange, and with ALL_QUEUE queue `all` bound with '#'.
-  explicit TestBed(const std::string &name, bool all_queue = true);
+  /// Declares the exchange, and with ALL_QUEUE queue `all` bound with '#',
+  /// on the broker of BROKER_URL (default: the environment's).
+  explicit TestBed(const std::string &name, bool all_queue = true,
+                   bool unrouted = true, const std::string &broker_url = "");
   ~TestBed();
   TestBed(const TestBed &) = delete;
   TestBed &operator=(const TestBed &) = delete;
@@ -63,29 +70,37 @@ class TestBed {
   std::vector<std::string>
   relay_args(std::vector<std::string> extra = {}) const;
   /// Arguments of a fulfiller on db consuming fq of x, exiting after
-  /// IDLE_MS without a message.
-  std::vector<std::string> fulfiller_args(long long idle_ms) const;
+  /// IDLE_MS without a message, then EXTRA.
+  std::vector<std::string>
+  fulfiller_args(long long idle_ms, std::vector<std::string> extra = {}) const;
   /// Starts a relay (relay_args(EXTRA)) with ENV added.
   std::unique_ptr<Process>
   relay(std::vector<std::string> extra = {},
         const std::map<std::string, std::string> &env = {}) const;
-  /// Starts a fulfiller (fulfiller_args(IDLE_MS)) with ENV added.
+  /// Starts a fulfiller (fulfiller_args(IDLE_MS, EXTRA)) with ENV added.
   std::unique_ptr<Process>
   fulfiller(long long idle_ms,
-            const std::map<std::string, std::string> &env = {}) const;
+            const std::map<std::string, std::string> &env = {},
+            std::vector<std::string> extra = {}) const;
   /// Runs a relay with --once and EXTRA to its end (exit 0 expected) and
   /// returns it, for its final stats.
   std::unique_ptr<Process>
   relay_once(std::vector<std::string> extra = {}) const;
-  /// Runs a fulfiller to its end (exit 0 expected, IDLE_MS as in
-  /// fulfiller_args) and returns it, for its final stats.
-  std::unique_ptr<Process> fulfil(long long idle_ms) const;
-  /// The fulfiller's first run: creates schema fulfillment and queue fq;
-  /// the warehouse ships sku-1 of tenant acme.
-  void prepare_fulfiller() const;
+  /// Runs a fulfiller (with EXTRA) to its end (exit 0 expected, IDLE_MS as
+  /// in fulfiller_args) and returns it, for its final stats.
+  std::unique_ptr<Process> fulfil(long long idle_ms,
+                                  std::vector<std::string> extra = {}) const;
+  /// The fulfiller's setup, as README section 7 has it: schema fulfillment
+  /// (src/fulfiller/schema.sql), the warehouse ships sku-1 of tenant acme;
+  /// and queue fq bound as the fulfiller binds it.
+  void prepare_fulfiller();
 
   TestDatabase db;
+  /// The broker's plain amqp:// URL, for the test side and the programs.
+  const std::string broker_url;
   const std::string x, all, fq;
+  /// The unrouted queue (and alternate exchange); "" without one.
+  const std::string unrouted;
 
  private:
   std::unique_ptr<Broker> broker_;

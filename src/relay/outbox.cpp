@@ -1,0 +1,227 @@
+// src/relay/outbox.cpp: the outbox client (outbox.h).
+#include "outbox.h"
+
+#include <algorithm>
+
+#include "log.h"
+#include "pg_client.h"
+
+namespace relay {
+
+namespace {
+
+/// An interval literal for MS milliseconds.
+std::string interval(long long ms) {
+  return std::to_string(ms) + " milliseconds";
+}
+
+/// A bigint[] literal of IDS.
+std::string id_array(const std::vector<long long> &ids) {
+  std::string s = "{";
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ids[i]);
+  }
+  return s + "}";
+}
+
+/// Wakes the relay on NOTIFY CHANNEL (with --listen).
+class Wakeup : public pqxx::notification_receiver {
+ public:
+  Wakeup(pqxx::connection_base &cx, const std::string &channel)
+      : pqxx::notification_receiver(cx, channel) {}
+  void operator()(const std::string &, int) override { woken = true; }
+  bool woken = false;
+};
+
+} // namespace
+
+/// A connection with its statements and, with --listen, its receiver (which
+/// must go before the connection).
+struct OutboxClient::Session {
+  std::unique_ptr<pqxx::connection> cx;
+  std::unique_ptr<Wakeup> wakeup;
+  ~Session() { wakeup.reset(); }
+};
+
+OutboxClient::OutboxClient(const Options &o)
+    : o_{o}, link_{
+               "db", [this] {
+                 auto s = std::make_unique<Session>();
+                 s->cx = pgi::connect_db(o_.db);
+                 const std::string version = pgi::check_extension(
+                   *s->cx, min_extension,
+                   {"inventory.relay_claim(text, integer, interval)",
+                    "inventory.relay_mark_published(text, bigint[])",
+                    "inventory.relay_mark_failed(text, bigint[], text, "
+                    "integer, interval, interval)",
+                    "inventory.relay_release(text, bigint[])"});
+                 pqxx::connection &cx = *s->cx;
+                 cx.prepare("claim",
+                            "SELECT id, event_id::text, event_type, "
+                            "payload::text, attempts FROM "
+                            "inventory.relay_claim($1, $2, $3::interval)");
+                 cx.prepare("published",
+                            "SELECT inventory.relay_mark_published($1, "
+                            "$2::bigint[])");
+                 cx.prepare("failed", "SELECT inventory.relay_mark_failed($1, "
+                                      "$2::bigint[], $3, $4, $5::interval, "
+                                      "$6::interval)");
+                 cx.prepare("release", "SELECT inventory.relay_release("
+                                       "$1, $2::bigint[])");
+                 cx.prepare("metrics", "SELECT unpublished, dead_lettered, "
+                                       "round(lag_seconds::numeric, 3)::text "
+                                       "FROM inventory.outbox_metrics");
+                 if (o_.listen)
+                   s->wakeup = std::make_unique<Wakeup>(cx, o_.channel);
+                 pgi::log("db_connected",
+                          {{"relay", o_.name},
+                           {"database", pgi::database_name(cx)},
+                           {"extension_version", version}});
+                 return s;
+               }} {}
+
+OutboxClient::~OutboxClient() = default;
+
+bool OutboxClient::ready() {
+  return link_.get() != nullptr;
+}
+
+bool OutboxClient::transient_failure(const std::exception &e,
+                                     const std::string &what) {
+  if (dynamic_cast<const pqxx::broken_connection *>(&e) != nullptr ||
+      dynamic_cast<const pqxx::in_doubt_error *>(&e) != nullptr) {
+    link_.lost(what + ": " + e.what());
+    return true;
+  }
+  pgi::throw_if_permanent(e, what);
+  const auto *sql = dynamic_cast<const pqxx::sql_error *>(&e);
+  if (sql != nullptr && pgi::transient(*sql)) {
+    link_.lost(what + ": " + e.what());
+    return true;
+  }
+  return false;
+}
+
+std::optional<Batch> OutboxClient::claim() {
+  try {
+    pqxx::work tx{*link_.current()->cx};
+    pqxx::result r =
+      tx.exec_prepared("claim", o_.name, o_.batch_size, interval(o_.lease_ms));
+    tx.commit();
+    Batch batch;
+    batch.reserve(r.size());
+    for (const auto &row : r) {
+      Event e;
+      e.id = row[0].as<long long>();
+      e.event_id = row[1].as<std::string>();
+      e.event_type = row[2].as<std::string>();
+      e.payload = row[3].as<std::string>();
+      e.attempts = row[4].as<int>();
+      batch.push_back(std::move(e));
+    }
+    return batch;
+  } catch (const std::exception &e) {
+    // in doubt: an unknown claim, whose leases run out by themselves
+    if (transient_failure(e, "relay_claim")) return std::nullopt;
+    throw;
+  }
+}
+
+OutboxClient::WriteResult OutboxClient::write(const Marks &m) {
+  WriteResult res;
+  try {
+    pqxx::work tx{*link_.current()->cx};
+    if (!m.published.empty())
+      res.published =
+        tx.exec_prepared1("published", o_.name, id_array(m.published))[0]
+          .as<long long>();
+    if (!m.failed.empty())
+      res.failed = tx.exec_prepared1("failed", o_.name, id_array(m.failed),
+                                     m.failed_error, o_.max_attempts,
+                                     interval(o_.backoff_ms),
+                                     interval(o_.max_backoff_ms))[0]
+                     .as<long long>();
+    tx.commit();
+    res.status = Written::done;
+  } catch (const std::exception &e) {
+    // in doubt: committed or not, writing the marks again changes nothing
+    // that was written (the functions skip what is no longer leased)
+    if (transient_failure(e, "relay_mark")) return res;
+    // anything else: never fatal, the events go out again
+    const auto *sql = dynamic_cast<const pqxx::sql_error *>(&e);
+    std::vector<std::string> ids = m.published_events;
+    ids.insert(ids.end(), m.failed_events.begin(), m.failed_events.end());
+    pgi::log("mark_error",
+             {{"events", std::to_string(ids.size())},
+              {"event_ids", pgi::join_ids(ids)},
+              {"sqlstate", sql != nullptr ? pgi::sqlstate(*sql) : ""},
+              {"error", e.what()},
+              {"hint", "the leases run out and the events are published "
+                       "again"}});
+    res.status = Written::dropped;
+  }
+  return res;
+}
+
+long long OutboxClient::release(const std::vector<long long> &ids,
+                                const std::vector<std::string> &event_ids) {
+  if (ids.empty()) return 0;
+  if (!connected()) return -1; // the leases run out by themselves
+  try {
+    pqxx::work tx{*link_.current()->cx};
+    const long long n =
+      tx.exec_prepared1("release", o_.name, id_array(ids))[0].as<long long>();
+    tx.commit();
+    return n;
+  } catch (const std::exception &e) {
+    if (!transient_failure(e, "relay_release"))
+      pgi::log("release_error",
+               {{"events", std::to_string(ids.size())},
+                {"event_ids", pgi::join_ids(event_ids)},
+                {"error", e.what()},
+                {"hint", "the leases run out by themselves"}});
+    return -1;
+  }
+}
+
+OutboxClient::Metrics OutboxClient::metrics() {
+  Metrics m;
+  if (!connected()) return m;
+  try {
+    pqxx::work tx{*link_.current()->cx};
+    pqxx::row r = tx.exec_prepared1("metrics");
+    tx.commit();
+    m.unpublished = r[0].as<std::string>();
+    m.dead_lettered = r[1].as<std::string>();
+    m.lag_seconds = r[2].as<std::string>();
+  } catch (const pqxx::broken_connection &e) {
+    link_.lost(std::string("outbox_metrics: ") + e.what());
+  } catch (const std::exception &) {
+    // best effort (e.g. no SELECT on the view)
+  }
+  return m;
+}
+
+void OutboxClient::idle_wait(long long ms) {
+  Session *s = link_.current();
+  if (s == nullptr || !s->wakeup) {
+    pgi::sleep_unless_stopped(ms);
+    return;
+  }
+  // with --listen: a NOTIFY ends the wait early; the poll still runs
+  s->wakeup->woken = false;
+  const long long end = pgi::now_ms() + ms;
+  try {
+    while (!pgi::stop_requested() && !s->wakeup->woken) {
+      const long long left = end - pgi::now_ms();
+      if (left <= 0) break;
+      const long long slice = std::min(left, 100LL);
+      s->cx->await_notification(slice / 1000, (slice % 1000) * 1000);
+    }
+  } catch (const pqxx::broken_connection &e) {
+    link_.lost(std::string("waiting for NOTIFY: ") + e.what());
+  }
+}
+
+} // namespace relay

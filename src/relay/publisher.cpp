@@ -1,0 +1,177 @@
+// src/relay/publisher.cpp: the publisher (publisher.h).
+#include "publisher.h"
+
+#include <sys/time.h>
+
+#include "log.h"
+
+namespace relay {
+
+Publisher::Publisher(const Options &o)
+    : o_{o}, link_{"broker", [this] {
+                     auto mq = std::make_unique<pgi::AmqpConnection>(o_.broker,
+                                                                     30, 5000);
+                     mq->declare_topology(o_.topology);
+                     if (!o_.audit_queue.empty())
+                       mq->declare_bound_queue(o_.audit_queue,
+                                               o_.topology.exchange, "#");
+                     mq->confirm_select();
+                     next_tag_ = 1;
+                     pgi::log("broker_connected",
+                              {{"broker", mq->peer()},
+                               {"exchange", o_.topology.exchange}});
+                     return mq;
+                   }} {
+  link_.on_drop([](pgi::AmqpConnection &mq) { mq.mark_broken(); });
+}
+
+long long Publisher::unrouted_depth() {
+  pgi::AmqpConnection *mq = link_.current();
+  if (mq == nullptr || o_.topology.unrouted.empty()) return -1;
+  try {
+    return mq->queue_depth(o_.topology.unrouted);
+  } catch (const pgi::AmqpError &e) {
+    link_.lost(e.what());
+  }
+  return -1;
+}
+
+bool Publisher::ready() {
+  return link_.get() != nullptr;
+}
+
+bool Publisher::publish(Batch &batch) {
+  const uint64_t first_tag = next_tag_;
+  try {
+    send(batch);
+    await_confirms(batch, first_tag);
+    amqp_maybe_release_buffers(link_.current()->state());
+    return true;
+  } catch (const pgi::AmqpError &e) {
+    link_.lost(e.what());
+    return false;
+  } catch (const pgi::Fatal &) {
+    if (link_.current() != nullptr) link_.current()->mark_broken();
+    link_.close(); // the broker closed the channel: nothing more to say
+    throw;
+  }
+}
+
+void Publisher::send(Batch &batch) {
+  pgi::AmqpConnection &mq = *link_.current();
+  const amqp_bytes_t exchange =
+    amqp_cstring_bytes(o_.topology.exchange.c_str());
+  for (auto &e : batch) {
+    amqp_basic_properties_t props;
+    props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG |
+                   AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG |
+                   AMQP_BASIC_TYPE_FLAG;
+    props.content_type = amqp_cstring_bytes("application/json");
+    props.delivery_mode = 2;
+    props.message_id = amqp_cstring_bytes(e.event_id.c_str());
+    props.type = amqp_cstring_bytes(e.event_type.c_str());
+    amqp_bytes_t body;
+    body.len = e.payload.size();
+    body.bytes = const_cast<char *>(e.payload.data());
+    const int rc = amqp_basic_publish(mq.state(), mq.channel, exchange,
+                                      amqp_cstring_bytes(e.event_type.c_str()),
+                                      1, 0, &props, body);
+    if (rc != AMQP_STATUS_OK)
+      throw pgi::AmqpError(std::string("basic.publish: ") +
+                           amqp_error_string2(rc));
+    ++next_tag_;
+  }
+}
+
+void Publisher::read_return(Batch &batch, const amqp_basic_return_t &r) {
+  pgi::AmqpConnection &mq = *link_.current();
+  const std::string why =
+    "returned by the broker: " + std::to_string(r.reply_code) + " " +
+    pgi::to_string(r.reply_text);
+  const std::string routing_key = pgi::to_string(r.routing_key);
+  const std::string exchange = pgi::to_string(r.exchange);
+  amqp_message_t msg;
+  pgi::check_reply(amqp_read_message(mq.state(), mq.channel, &msg, 0),
+                   "read returned message");
+  std::string message_id;
+  if (msg.properties._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
+    message_id = pgi::to_string(msg.properties.message_id);
+  amqp_destroy_message(&msg);
+  for (auto &e : batch) {
+    if (e.event_id != message_id || e.returned) continue;
+    e.returned = true;
+    e.error = why;
+    pgi::log(
+      "unroutable",
+      {{"event_id", e.event_id},
+       {"event_type", e.event_type},
+       {"exchange", exchange},
+       {"routing_key", routing_key},
+       {"error", why},
+       {"hint", "bind a queue to exchange " + exchange + " with routing key " +
+                  routing_key + " (or a pattern such as " +
+                  routing_key.substr(0, routing_key.find('.')) +
+                  ".#); the event is retried"}});
+  }
+}
+
+void Publisher::await_confirms(Batch &batch, uint64_t first_tag) {
+  pgi::AmqpConnection &mq = *link_.current();
+  std::size_t pending = batch.size();
+  auto settle = [&](uint64_t tag, bool multiple, Event::Verdict to) {
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const uint64_t t = first_tag + i;
+      if ((multiple ? t <= tag : t == tag) &&
+          batch[i].verdict == Event::Verdict::pending) {
+        batch[i].verdict = to;
+        --pending;
+      }
+    }
+  };
+  const long long deadline = pgi::now_ms() + o_.confirm_timeout_ms;
+  while (pending > 0) {
+    const long long left = deadline - pgi::now_ms();
+    if (left <= 0)
+      throw pgi::AmqpError("no confirm from the broker within " +
+                           std::to_string(o_.confirm_timeout_ms) + " ms");
+    struct timeval tv;
+    tv.tv_sec = left / 1000;
+    tv.tv_usec = (left % 1000) * 1000;
+    amqp_frame_t frame;
+    const int rc = amqp_simple_wait_frame_noblock(mq.state(), &frame, &tv);
+    if (rc == AMQP_STATUS_TIMEOUT) continue;
+    if (rc != AMQP_STATUS_OK)
+      throw pgi::AmqpError(std::string("waiting for confirms: ") +
+                           amqp_error_string2(rc));
+    if (frame.frame_type != AMQP_FRAME_METHOD) continue;
+    switch (frame.payload.method.id) {
+    case AMQP_BASIC_ACK_METHOD: {
+      auto *m = static_cast<amqp_basic_ack_t *>(frame.payload.method.decoded);
+      settle(m->delivery_tag, m->multiple, Event::Verdict::acked);
+      break;
+    }
+    case AMQP_BASIC_NACK_METHOD: {
+      auto *m = static_cast<amqp_basic_nack_t *>(frame.payload.method.decoded);
+      settle(m->delivery_tag, m->multiple, Event::Verdict::nacked);
+      break;
+    }
+    case AMQP_BASIC_RETURN_METHOD:
+      read_return(batch, *static_cast<amqp_basic_return_t *>(
+                           frame.payload.method.decoded));
+      break;
+    case AMQP_CHANNEL_CLOSE_METHOD:
+    case AMQP_CONNECTION_CLOSE_METHOD: {
+      amqp_rpc_reply_t reply;
+      reply.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
+      reply.reply = frame.payload.method;
+      reply.library_error = 0;
+      mq.check(reply, "publishing to exchange " + o_.topology.exchange);
+      break;
+    }
+    default:
+      break;
+    }
+  }
+}
+
+} // namespace relay

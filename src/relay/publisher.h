@@ -1,0 +1,62 @@
+// src/relay/publisher.h: the relay's AMQP side, the publisher.
+//
+// One broker connection under the shared policy (pgi::Link): at each
+// connect the topology is declared (the exchange with its alternate
+// exchange and unrouted queue: pgi::Topology), --audit-queue too, and the
+// channel is put in publisher-confirm mode.  publish() sends a batch with the
+// mandatory flag and waits for the broker's verdict on every event: ack,
+// nack, or a basic.return (unroutable: it comes before the ack of the same
+// message) that makes the event a failure (with the alternate exchange
+// that happens only when the topology was changed behind the relay's back:
+// it is logged with what to bind).  A lost connection or a missing
+// confirm (--confirm-timeout) drops the connection: publish() returns
+// false and the events without a verdict stay pending.  A broker answer
+// that retrying cannot fix (ACCESS_REFUSED, an exchange of another type)
+// is Fatal.
+#ifndef PG_INVENTORY_RELAY_PUBLISHER_H
+#define PG_INVENTORY_RELAY_PUBLISHER_H
+
+#include <cstdint>
+#include <string>
+
+#include "amqp_client.h"
+#include "batch.h"
+#include "options.h"
+#include "retry.h"
+
+namespace relay {
+
+class Publisher {
+ public:
+  explicit Publisher(const Options &o);
+
+  /// Connected and ready to publish, connecting now if needed (false after
+  /// a transient failure, already logged and waited out).  Throws Fatal.
+  bool ready();
+
+  /// Publishes BATCH and records the broker's verdicts in its events;
+  /// false when the broker went away.  Throws Fatal.
+  bool publish(Batch &batch);
+
+  /// Messages now in the unrouted queue (events no queue was bound for),
+  /// or -1 when unknown (no connection, no unrouted queue).  The broker
+  /// confirms an event routed to the alternate exchange like any other, so
+  /// the relay cannot count them one by one: this depth is what it reports.
+  long long unrouted_depth();
+
+  /// Broker connections made again after one was lost.
+  long long reconnects() const { return link_.reconnects(); }
+
+ private:
+  void send(Batch &batch);
+  void await_confirms(Batch &batch, uint64_t first_tag);
+  void read_return(Batch &batch, const amqp_basic_return_t &r);
+
+  const Options &o_;
+  pgi::Link<pgi::AmqpConnection> link_;
+  uint64_t next_tag_ = 1;
+};
+
+} // namespace relay
+
+#endif

@@ -1,0 +1,209 @@
+// src/relay/relay.cpp: the relay's loop (relay.h).
+#include "relay.h"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+
+#include "log.h"
+
+namespace relay {
+
+Relay::Relay(const Options &o)
+    : o_{o}, outbox_{o}, publisher_{o}, last_stats_ms_{pgi::now_ms()} {}
+
+int Relay::run() {
+  pgi::log("start",
+           {{"relay", o_.name},
+            {"version", pgi::version},
+            {"exchange", o_.topology.exchange},
+            {"unrouted_queue",
+             o_.topology.unrouted.empty() ? "none" : o_.topology.unrouted},
+            {"batch_size", std::to_string(o_.batch_size)},
+            {"lease_ms", std::to_string(o_.lease_ms)},
+            {"poll_interval_ms", std::to_string(o_.poll_ms)},
+            {"max_attempts", std::to_string(o_.max_attempts)},
+            {"once", o_.once ? "true" : "false"},
+            {"listen", o_.listen ? "true" : "false"}});
+  try {
+    loop();
+  } catch (const pgi::Fatal &) {
+    // write what the broker confirmed (best effort), then end
+    try {
+      if (!marks_.empty() && outbox_.connected()) flush();
+    } catch (const std::exception &) {
+    }
+    stats(true);
+    throw;
+  }
+  // a stop: write what the broker confirmed, then report
+  if (!marks_.empty() && outbox_.connected()) flush();
+  stats(true);
+  return pgi::exit_ok;
+}
+
+void Relay::loop() {
+  const bool crash_hook =
+    pgi::env_flag("INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM");
+  const long long pause_hook = std::atoll(
+    pgi::env_or("INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "0").c_str());
+  while (!pgi::stop_requested()) {
+    if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);
+    if (!outbox_.ready()) continue;
+    if (!marks_.empty()) {
+      flush();
+      if (!marks_.empty()) continue;
+    }
+    if (!publisher_.ready()) continue;
+
+    std::optional<Batch> claimed = outbox_.claim();
+    if (!claimed) continue;
+    Batch &batch = *claimed;
+    if (batch.empty()) {
+      if (o_.once) break;
+      outbox_.idle_wait(o_.poll_ms);
+      continue;
+    }
+    n_.claimed += static_cast<long long>(batch.size());
+    ++n_.batches;
+    bool delivered = false;
+    try {
+      delivered = publisher_.publish(batch);
+    } catch (const pgi::Fatal &) {
+      // the broker refused the relay, not the events: no attempt counted
+      for (const auto &e : batch)
+        if (e.confirmed()) marks_.add_published(e);
+      release(batch);
+      throw;
+    }
+    if (!delivered) {
+      // broker outage: what was acked is published; the rest goes back
+      // without counting an attempt
+      for (const auto &e : batch)
+        if (e.confirmed()) marks_.add_published(e);
+      release(batch);
+      if (outbox_.connected()) flush();
+      continue;
+    }
+    settle(batch);
+    if (crash_hook && !marks_.published.empty()) {
+      pgi::log("test_crash_after_confirm",
+               {{"confirmed", std::to_string(marks_.published.size())}});
+      std::raise(SIGKILL);
+    }
+    if (pause_hook > 0 && !marks_.empty()) {
+      pgi::log("test_pause_before_mark",
+               {{"pause_ms", std::to_string(pause_hook)}});
+      pgi::sleep_unless_stopped(pause_hook);
+    }
+    flush();
+    if (static_cast<long long>(batch.size()) < o_.batch_size && !o_.once)
+      outbox_.idle_wait(o_.poll_ms);
+  }
+}
+
+void Relay::settle(const Batch &batch) {
+  long long failed = 0, dying = 0;
+  std::vector<std::string> failed_ids;
+  for (const auto &e : batch) {
+    if (e.confirmed()) {
+      marks_.add_published(e);
+      continue;
+    }
+    ++(e.returned ? n_.returned : n_.nacked);
+    marks_.add_failed(e);
+    failed_ids.push_back(e.event_id);
+    ++failed;
+    if (e.attempts + 1 >= o_.max_attempts) {
+      ++marks_.would_die;
+      ++dying;
+    }
+    if (marks_.failed_error.empty())
+      marks_.failed_error = e.returned ? e.error : "nacked by the broker";
+  }
+  if (failed > 0)
+    pgi::log("publish_failed", {{"events", std::to_string(failed)},
+                                {"event_ids", pgi::join_ids(failed_ids)},
+                                {"dead_lettering", std::to_string(dying)},
+                                {"error", marks_.failed_error}});
+}
+
+void Relay::flush() {
+  if (marks_.empty()) return;
+  const OutboxClient::WriteResult r = outbox_.write(marks_);
+  if (r.status == OutboxClient::Written::retry) return;
+  const long long asked =
+    static_cast<long long>(marks_.published.size() + marks_.failed.size());
+  if (r.status == OutboxClient::Written::dropped) {
+    n_.mark_errors += asked;
+    marks_ = Marks{};
+    pgi::sleep_unless_stopped(1000);
+    return;
+  }
+  // the functions act only on events whose lease this relay still holds:
+  // the others were claimed by another relay after this lease ran out (a
+  // batch slower than --lease) and are that relay's to mark
+  const long long lost = asked - r.published - r.failed;
+  if (lost > 0) {
+    n_.lease_lost += lost;
+    std::vector<std::string> ids = marks_.published_events;
+    ids.insert(ids.end(), marks_.failed_events.begin(),
+               marks_.failed_events.end());
+    pgi::log("lease_lost",
+             {{"events", std::to_string(lost)},
+              {"of_event_ids", pgi::join_ids(ids)},
+              {"hint", "a batch took longer than --lease; another relay "
+                       "publishes these events again"}});
+  }
+  // the counters count what this relay marked (of the failed ones, which
+  // were lost is not known: dead letters are counted first)
+  n_.published += r.published;
+  const long long died = std::min(marks_.would_die, r.failed);
+  n_.dead_lettered += died;
+  n_.retried += r.failed - died;
+  marks_ = Marks{};
+}
+
+void Relay::release(const Batch &batch) {
+  std::vector<long long> ids;
+  std::vector<std::string> event_ids;
+  for (const auto &e : batch)
+    if (!e.confirmed()) {
+      ids.push_back(e.id);
+      event_ids.push_back(e.event_id);
+    }
+  if (ids.empty()) return;
+  const long long n = outbox_.release(ids, event_ids);
+  if (n >= 0) n_.released += n;
+  pgi::log("released", {{"events", std::to_string(n >= 0 ? n : 0)},
+                        {"event_ids", pgi::join_ids(event_ids)},
+                        {"note", n >= 0 ? "given back, no attempt counted"
+                                        : "database away: the leases run "
+                                          "out by themselves"}});
+}
+
+void Relay::stats(bool final) {
+  const OutboxClient::Metrics m = outbox_.metrics();
+  const long long unrouted = publisher_.unrouted_depth();
+  pgi::log(final ? "stats_final" : "stats",
+           {{"relay", o_.name},
+            {"published", std::to_string(n_.published)},
+            {"retried", std::to_string(n_.retried)},
+            {"dead_lettered", std::to_string(n_.dead_lettered)},
+            {"returned", std::to_string(n_.returned)},
+            {"nacked", std::to_string(n_.nacked)},
+            {"released", std::to_string(n_.released)},
+            {"lease_lost", std::to_string(n_.lease_lost)},
+            {"mark_errors", std::to_string(n_.mark_errors)},
+            {"batches", std::to_string(n_.batches)},
+            {"reconnects", std::to_string(publisher_.reconnects())},
+            {"db_reconnects", std::to_string(outbox_.reconnects())},
+            {"outbox_unpublished", m.unpublished},
+            {"outbox_dead_lettered", m.dead_lettered},
+            {"lag_seconds", m.lag_seconds},
+            {"unrouted_queue_messages",
+             unrouted >= 0 ? std::to_string(unrouted) : "?"}});
+  last_stats_ms_ = pgi::now_ms();
+}
+
+} // namespace relay

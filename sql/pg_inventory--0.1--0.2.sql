@@ -13,8 +13,8 @@
 
 /*
  * Amended in 0.4 (the objects this step makes are unchanged): the step
- * refuses to run above READ COMMITTED and takes the upgrade lock (every
- * call takes it first, shared) and its table lock before it reads,
+ * refuses to run above READ COMMITTED and takes its table locks before it
+ * reads, inventory.reservation first (every call locks it first),
  * and the new view outbox_metrics gets the SELECT privileges of the table
  * it reads (inventory.outbox), table and column privileges alike.
  */
@@ -31,11 +31,10 @@ BEGIN
 END
 $$;
 
--- every lock first, then every read: the upgrade lock, which every call
--- takes first (shared), so that the calls in flight end and the calls that
--- start meanwhile wait; then the table
-SELECT pg_catalog.pg_advisory_xact_lock(1885825398, 1970300786);
-LOCK TABLE inventory.outbox IN ACCESS EXCLUSIVE MODE;
+-- every lock first, then every read: inventory.reservation first, which
+-- every call locks (ACCESS SHARE) before anything else, so that the calls
+-- in flight end and the calls that start meanwhile wait; then the others
+LOCK TABLE inventory.reservation, inventory.outbox IN ACCESS EXCLUSIVE MODE;
 
 /* ---------------------------------------------------------------------
  * Leases: a relay's claim on an event runs out at claimed_until, so the

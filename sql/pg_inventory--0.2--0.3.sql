@@ -19,8 +19,8 @@
 
 /*
  * Amended in 0.4 (the objects this step makes are unchanged): the step
- * refuses to run above READ COMMITTED and takes the upgrade lock (every
- * call takes it first, shared) and its table locks before it reads,
+ * refuses to run above READ COMMITTED and takes its table locks before it
+ * reads, inventory.reservation first (every call locks it first),
  * so a reservation committed while it waits is copied, not lost; and the
  * view that replaces the table inventory.stock, and the tables sku and
  * stock_slot that now hold its rows, get the privileges the table had
@@ -39,11 +39,10 @@ BEGIN
 END
 $$;
 
--- every lock first, then every read: the upgrade lock, which every call
--- takes first (shared), so that the calls in flight end and the calls that
--- start meanwhile wait; then the tables
-SELECT pg_catalog.pg_advisory_xact_lock(1885825398, 1970300786);
-LOCK TABLE inventory.stock, inventory.reservation, inventory.reservation_line,
+-- every lock first, then every read: inventory.reservation first, which
+-- every call locks (ACCESS SHARE) before anything else, so that the calls
+-- in flight end and the calls that start meanwhile wait; then the others
+LOCK TABLE inventory.reservation, inventory.stock, inventory.reservation_line,
 	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
 	IN ACCESS EXCLUSIVE MODE;
 

@@ -31,11 +31,10 @@ BEGIN
 END
 $$;
 
--- every lock first, then every read: the upgrade lock, which every call
--- takes first (shared), so that the calls in flight end and the calls that
--- start meanwhile wait; then the tables
-SELECT pg_catalog.pg_advisory_xact_lock(1885825398, 1970300786);
-LOCK TABLE inventory.tenant_member, inventory.reservation,
+-- every lock first, then every read: inventory.reservation first, which
+-- every call locks (ACCESS SHARE) before anything else, so that the calls
+-- in flight end and the calls that start meanwhile wait; then the others
+LOCK TABLE inventory.reservation, inventory.tenant_member,
 	inventory.reservation_line, inventory.sku, inventory.stock_slot,
 	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
 	IN ACCESS EXCLUSIVE MODE;
@@ -111,18 +110,17 @@ $$;
 
 -- only live grants: a row whose role lost the marker is left out
 SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
-	'WHERE member::oid IN (SELECT a.grantee FROM pg_catalog.pg_type t '
-	'CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a '
+	'WHERE (SELECT pg_catalog.aclcontains(t.typacl, '
+	'pg_catalog.makeaclitem(member, t.typowner, ''USAGE'', false)) '
+	'FROM pg_catalog.pg_type t '
 	'WHERE t.oid = ''inventory.tenant_grantee''::pg_catalog.regtype)');
 
 CREATE VIEW inventory.tenant_member AS
 SELECT g.tenant, g.member, g.granted_at
-FROM inventory.tenant_grant g
-WHERE g.member::oid IN (
-	SELECT a.grantee
-	FROM pg_catalog.pg_type t
-	CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a
-	WHERE t.oid = 'inventory.tenant_grantee'::regtype);
+FROM inventory.tenant_grant g, pg_catalog.pg_type t
+WHERE t.oid = 'inventory.tenant_grantee'::regtype
+  AND pg_catalog.aclcontains(t.typacl,
+		pg_catalog.makeaclitem(g.member, t.typowner, 'USAGE', false));
 COMMENT ON VIEW inventory.tenant_member IS
 	'Tenant grants, one row per (tenant, member): the member role (or a role that has its privileges) may act for the tenant; tenant ''*'' means every tenant. Managed with grant_tenant and revoke_tenant.';
 COMMENT ON COLUMN inventory.tenant_member.tenant IS 'Tenant name, or * for every tenant.';

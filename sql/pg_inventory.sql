@@ -339,12 +339,10 @@ COMMENT ON COLUMN inventory.tenant_grant.granted_at IS 'When the grant was made.
 
 CREATE VIEW inventory.tenant_member AS
 SELECT g.tenant, g.member, g.granted_at
-FROM inventory.tenant_grant g
-WHERE g.member::oid IN (
-	SELECT a.grantee
-	FROM pg_catalog.pg_type t
-	CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a
-	WHERE t.oid = 'inventory.tenant_grantee'::regtype);
+FROM inventory.tenant_grant g, pg_catalog.pg_type t
+WHERE t.oid = 'inventory.tenant_grantee'::regtype
+  AND pg_catalog.aclcontains(t.typacl,
+		pg_catalog.makeaclitem(g.member, t.typowner, 'USAGE', false));
 COMMENT ON VIEW inventory.tenant_member IS
 	'Tenant grants, one row per (tenant, member): the member role (or a role that has its privileges) may act for the tenant; tenant ''*'' means every tenant. Managed with grant_tenant and revoke_tenant.';
 COMMENT ON COLUMN inventory.tenant_member.tenant IS 'Tenant name, or * for every tenant.';
@@ -467,8 +465,9 @@ SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition', '
 SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_id_seq', '');
 -- only live grants: a row whose role lost the marker is left out
 SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
-	'WHERE member::oid IN (SELECT a.grantee FROM pg_catalog.pg_type t '
-	'CROSS JOIN LATERAL pg_catalog.aclexplode(t.typacl) a '
+	'WHERE (SELECT pg_catalog.aclcontains(t.typacl, '
+	'pg_catalog.makeaclitem(member, t.typowner, ''USAGE'', false)) '
+	'FROM pg_catalog.pg_type t '
 	'WHERE t.oid = ''inventory.tenant_grantee''::pg_catalog.regtype)');
 SELECT pg_catalog.pg_extension_config_dump('inventory.outbox', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_id_seq', '');

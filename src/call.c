@@ -42,6 +42,7 @@
 #include "executor/spi.h"
 #include "miscadmin.h"
 #include "utils/acl.h"
+#include "storage/lmgr.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
@@ -148,20 +149,29 @@ SchemaHas(Oid nsp, const char *relname)
 }
 
 /*
- * The lock every call takes first (shared, until its transaction ends) and
- * every upgrade step takes exclusively before anything else: a step waits
- * for the calls in flight and the calls that start meanwhile wait for the
- * step, then run on the new schema.  Without it a step and a call could
- * take their table locks in different orders and deadlock.  The two keys
- * spell "pgiv" "upgr"; README "Upgrading".
+ * UpgradeLock
+ *		The lock every call takes first and keeps until its transaction
+ *		ends: ACCESS SHARE on inventory.reservation (a fast-path lock, as
+ *		cheap as a lock gets).  Every upgrade step takes ACCESS EXCLUSIVE on
+ *		that table before any other lock, so a step waits for the calls in
+ *		flight and the calls that start meanwhile wait for the step, then
+ *		run on the new schema; without it a step and a call could take their
+ *		table locks in different orders and deadlock (README "Upgrading").
  */
-#define INVENTORY_LOCK_KEY1 1885825398
-#define INVENTORY_LOCK_KEY2 1970300786
+static void
+UpgradeLock(Oid nsp)
+{
+	Oid			relid = get_relname_relid("reservation", nsp);
+
+	if (!OidIsValid(relid))
+		elog(ERROR, "pg_inventory: relation inventory.reservation is missing");
+	LockRelationOid(relid, AccessShareLock);
+}
 
 /*
  * InventoryBeginCall
- *		Starts a call: takes the upgrade lock (shared), checks that schema
- *		inventory is the extension's, notes the caller, chooses the storage
+ *		Starts a call: checks that schema inventory is the extension's,
+ *		takes the upgrade lock (UpgradeLock), notes the caller, chooses the storage
  *		of the installed schema generation (inventory.stock_slot: slots, 0.3 on; else one
  *		stock row per SKU, 0.1 and 0.2) and how grants are kept
  *		(inventory.tenant_grant with a marker privilege, 0.4 on),
@@ -179,10 +189,8 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 
 	Oid			nsp;
 
-	DirectFunctionCall2(pg_advisory_xact_lock_shared_int4,
-						Int32GetDatum(INVENTORY_LOCK_KEY1),
-						Int32GetDatum(INVENTORY_LOCK_KEY2));
 	nsp = ExtensionSchema();
+	UpgradeLock(nsp);
 	call->fcinfo = fcinfo;
 	call->tenant = tenant;
 	call->caller = GetUserId();

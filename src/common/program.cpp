@@ -52,6 +52,10 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
             "it drops its oldest: x-overflow drop-head)");
   set.duration("--stats-interval", stats_env, &o.stats_ms, 1, 86400000,
                "how often the counters are logged");
+  set.text("--log-format", "INVENTORY_LOG_FORMAT", &o.log_format,
+           "text|json",
+           "log lines as key=value (text) or as one JSON object per line "
+           "with the same keys (json)");
   set.text("--tls-ca-file", "INVENTORY_AMQP_TLS_CA_FILE",
            &o.broker.tls.ca_file, "FILE",
            "with amqps://: the CA certificates (PEM) that the broker's "
@@ -64,6 +68,7 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
            &o.broker.tls.key_file, "FILE",
            "with amqps://: the client certificate's key (PEM, unencrypted)");
   set.check([&o] {
+    const LogFormat format = parse_log_format(o.log_format, "--log-format");
     check_broker_settings(o.broker); // throws UsageError
     Topology &t = o.topology;
     if (t.exchange.empty() || t.exchange.size() > 255)
@@ -76,6 +81,7 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
       throw UsageError("--unrouted-queue must have 1 to 255 bytes");
     if (t.unrouted == t.exchange)
       throw UsageError("--unrouted-queue must differ from --exchange");
+    set_log_format(format);
   });
 }
 

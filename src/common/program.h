@@ -28,14 +28,17 @@ struct CommonOptions {
   Topology topology;
   /// How often the counters are logged.
   long long stats_ms = 10000;
+  /// text or json (log.h).
+  std::string log_format = "text";
 };
 
 /// Declares the shared options in SET: --db (environment variable DB_ENV),
 /// --amqp-url (INVENTORY_AMQP_URL), the --tls-* files
 /// (INVENTORY_AMQP_TLS_*), --exchange (INVENTORY_EXCHANGE),
 /// --unrouted-queue (INVENTORY_UNROUTED_QUEUE), --unrouted-max-length
-/// (INVENTORY_UNROUTED_MAX_LENGTH), --stats-interval (STATS_ENV), with
-/// their checks.
+/// (INVENTORY_UNROUTED_MAX_LENGTH), --stats-interval (STATS_ENV) and
+/// --log-format (INVENTORY_LOG_FORMAT), with their checks; the log format
+/// is in force once they passed.
 void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
                         const char *stats_env);
 

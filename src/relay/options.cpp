@@ -49,7 +49,8 @@ std::string default_name() {
 
 void declare_options(pgi::OptionSet &set, Options &o) {
   pgi::add_common_options(set, o, "INVENTORY_RELAY_DB",
-                          "INVENTORY_RELAY_STATS_INTERVAL");
+                          "INVENTORY_RELAY_STATS_INTERVAL",
+                          "INVENTORY_RELAY_METRICS_ADDRESS");
   set.count("--batch-size", "INVENTORY_RELAY_BATCH_SIZE", &o.batch_size, 1,
             10000, "events per claim");
   set.duration("--lease", "INVENTORY_RELAY_LEASE", &o.lease_ms, 1, 3600000,

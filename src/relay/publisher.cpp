@@ -36,6 +36,39 @@ long long Publisher::unrouted_depth() {
   return -1;
 }
 
+void Publisher::check() {
+  pgi::AmqpConnection *mq = link_.current();
+  if (mq == nullptr) return;
+  try {
+    for (;;) {
+      struct timeval now = {0, 0}; // do not wait: only what has come
+      amqp_frame_t frame;
+      const int rc = amqp_simple_wait_frame_noblock(mq->state(), &frame, &now);
+      if (rc == AMQP_STATUS_TIMEOUT) return;
+      if (rc != AMQP_STATUS_OK)
+        throw pgi::AmqpError(std::string("broker connection: ") +
+                             amqp_error_string2(rc));
+      if (frame.frame_type != AMQP_FRAME_METHOD) continue;
+      const amqp_method_number_t id = frame.payload.method.id;
+      if (id == AMQP_CHANNEL_CLOSE_METHOD ||
+          id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_rpc_reply_t reply;
+        reply.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
+        reply.reply = frame.payload.method;
+        reply.library_error = 0;
+        mq->check(reply, "idle connection"); // throws
+      }
+      // anything else (a late confirm of a batch given up): nothing to do
+    }
+  } catch (const pgi::AmqpError &e) {
+    link_.lost(e.what());
+  } catch (const pgi::Fatal &) {
+    mq->mark_broken();
+    link_.close();
+    throw;
+  }
+}
+
 bool Publisher::ready() {
   return link_.get() != nullptr;
 }
@@ -124,6 +157,7 @@ void Publisher::await_confirms(Batch &batch, uint64_t first_tag) {
       if ((multiple ? t <= tag : t == tag) &&
           batch[i].verdict == Event::Verdict::pending) {
         batch[i].verdict = to;
+        batch[i].acked_ms = pgi::now_ms();
         --pending;
       }
     }

@@ -17,6 +17,7 @@
 #define PG_INVENTORY_RELAY_PUBLISHER_H
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "amqp_client.h"
@@ -34,9 +35,19 @@ class Publisher {
   /// a transient failure, already logged and waited out).  Throws Fatal.
   bool ready();
 
-  /// Publishes BATCH and records the broker's verdicts in its events;
-  /// false when the broker went away.  Throws Fatal.
+  /// Publishes BATCH and records the broker's verdicts in its events (and
+  /// when each ack came); false when the broker went away.  Throws Fatal.
   bool publish(Batch &batch);
+
+  /// Between batches: reads what the broker sent meanwhile without
+  /// waiting, so that a broker that closed the connection (a shutdown, a
+  /// restart) is noticed while the relay is idle, not at the next batch.
+  void check();
+
+  /// Runs FN with true when connected, false when the connection was lost.
+  void on_state(std::function<void(bool)> fn) {
+    link_.on_state(std::move(fn));
+  }
 
   /// Messages now in the unrouted queue (events no queue was bound for),
   /// or -1 when unknown (no connection, no unrouted queue).  The broker

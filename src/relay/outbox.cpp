@@ -86,8 +86,8 @@ OutboxClient::OutboxClient(const Options &o)
                     "integer, interval, interval)",
                     "inventory.relay_release(text, bigint[])"});
                  pqxx::connection &cx = *s->cx;
-                 // occurred_at with the database's clock now: the start
-                 // of the publish lag
+                 // occurred_at: the CloudEvents time and, with the
+                 // database's clock now, the start of the publish lag
                  cx.prepare("claim",
                             "SELECT id, event_id::text, event_type, "
                             "payload::text, attempts, "
@@ -107,6 +107,7 @@ OutboxClient::OutboxClient(const Options &o)
                                        "round(lag_seconds::numeric, 3)::text, "
                                        "retrying, lag_seconds "
                                        "FROM inventory.outbox_metrics");
+                 database_ = pgi::database_name(cx);
                  if (o_.listen)
                    s->wakeup = std::make_unique<Wakeup>(cx, o_.channel);
                  pgi::log("db_connected",

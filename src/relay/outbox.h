@@ -73,6 +73,10 @@ class OutboxClient {
   };
   Metrics metrics();
 
+  /// The database's name ("" before the first connection): the default
+  /// CloudEvents source is /pg_inventory/DATABASE.
+  const std::string &database() const { return database_; }
+
   /// Runs FN with true when connected, false when the connection was lost.
   void on_state(std::function<void(bool)> fn) {
     link_.on_state(std::move(fn));
@@ -91,6 +95,7 @@ class OutboxClient {
   bool transient_failure(const std::exception &e, const std::string &what);
 
   const Options &o_;
+  std::string database_;
   pgi::Link<Session> link_;
 };
 

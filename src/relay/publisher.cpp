@@ -7,6 +7,12 @@
 
 namespace relay {
 
+namespace {
+
+const std::string specversion = "1.0";
+
+} // namespace
+
 Publisher::Publisher(const Options &o)
     : o_{o}, link_{"broker", [this] {
                      auto mq = std::make_unique<pgi::AmqpConnection>(o_.broker,
@@ -103,6 +109,27 @@ void Publisher::send(Batch &batch) {
     props.delivery_mode = 2;
     props.message_id = amqp_cstring_bytes(e.event_id.c_str());
     props.type = amqp_cstring_bytes(e.event_type.c_str());
+    // the CloudEvents AMQP binding, binary content mode (publisher.h)
+    amqp_table_entry_t ce[5];
+    if (o_.cloudevents) {
+      const std::pair<const char *, const std::string *> attrs[] = {
+        {"cloudEvents:specversion", &specversion},
+        {"cloudEvents:id", &e.event_id},
+        {"cloudEvents:source", &source_},
+        {"cloudEvents:type", &e.event_type},
+        {"cloudEvents:time", &e.occurred_at}};
+      int n = 0;
+      for (const auto &a : attrs) {
+        if (a.second->empty()) continue; // no time: left out (optional)
+        ce[n].key = amqp_cstring_bytes(a.first);
+        ce[n].value.kind = AMQP_FIELD_KIND_UTF8;
+        ce[n].value.value.bytes = amqp_cstring_bytes(a.second->c_str());
+        ++n;
+      }
+      props._flags |= AMQP_BASIC_HEADERS_FLAG;
+      props.headers.num_entries = n;
+      props.headers.entries = ce;
+    }
     amqp_bytes_t body;
     body.len = e.payload.size();
     body.bytes = const_cast<char *>(e.payload.data());

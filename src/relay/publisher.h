@@ -13,6 +13,16 @@
 // false and the events without a verdict stay pending.  A broker answer
 // that retrying cannot fix (ACCESS_REFUSED, an exchange of another type)
 // is Fatal.
+//
+// With --cloudevents every message also carries the CloudEvents AMQP
+// binding's attributes in binary content mode, as AMQP headers (RabbitMQ's
+// AMQP 0-9-1 headers are the application properties of AMQP 1.0):
+// cloudEvents:specversion "1.0", cloudEvents:id (the event_id),
+// cloudEvents:source (--cloudevents-source, by default
+// /pg_inventory/DATABASE), cloudEvents:type (the event type) and
+// cloudEvents:time (occurred_at, RFC 3339), all strings; content_type
+// application/json is the datacontenttype, and the body is the payload as
+// without the option.
 #ifndef PG_INVENTORY_RELAY_PUBLISHER_H
 #define PG_INVENTORY_RELAY_PUBLISHER_H
 
@@ -44,6 +54,10 @@ class Publisher {
   /// restart) is noticed while the relay is idle, not at the next batch.
   void check();
 
+  /// The cloudEvents:source of the messages (with --cloudevents).
+  void set_source(const std::string &source) { source_ = source; }
+  const std::string &source() const { return source_; }
+
   /// Runs FN with true when connected, false when the connection was lost.
   void on_state(std::function<void(bool)> fn) {
     link_.on_state(std::move(fn));
@@ -66,6 +80,7 @@ class Publisher {
   const Options &o_;
   pgi::Link<pgi::AmqpConnection> link_;
   uint64_t next_tag_ = 1;
+  std::string source_;
 };
 
 } // namespace relay

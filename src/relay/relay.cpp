@@ -23,6 +23,8 @@ Relay::Relay(const Options &o)
     if (up && !first) m_.broker_reconnects.Increment();
     if (up) first = false;
   });
+  if (!o.cloudevents_source.empty())
+    publisher_.set_source(o.cloudevents_source);
 }
 
 int Relay::run() {
@@ -37,7 +39,8 @@ int Relay::run() {
             {"poll_interval_ms", std::to_string(o_.poll_ms)},
             {"max_attempts", std::to_string(o_.max_attempts)},
             {"once", o_.once ? "true" : "false"},
-            {"listen", o_.listen ? "true" : "false"}});
+            {"listen", o_.listen ? "true" : "false"},
+            {"cloudevents", o_.cloudevents ? "true" : "false"}});
   if (!o_.metrics_address.empty()) {
     server_ = std::make_unique<pgi::MetricsServer>(o_.metrics_address,
                                                    registry_, health_);
@@ -74,6 +77,8 @@ void Relay::loop() {
     else if (server_ && pgi::now_ms() - last_sample_ms_ >= sample_ms)
       sample(nullptr); // the gauges, for /metrics
     if (!outbox_.ready()) continue;
+    if (o_.cloudevents && publisher_.source().empty())
+      publisher_.set_source("/pg_inventory/" + outbox_.database());
     if (!marks_.empty()) {
       flush();
       if (!marks_.empty()) continue;

@@ -28,9 +28,19 @@
 //                                     every query runs as a role with the
 //                                     grants the file documents, with a
 //                                     column for each metric
+//   Deploy.ExporterScrape             and Debian's postgres_exporter itself
+//                                     reads the file and serves the
+//                                     pg_inventory_* metrics (skipped where
+//                                     prometheus-postgres-exporter is not
+//                                     installed: it is not in deps.sh, as
+//                                     its package enables a service)
+#include <arpa/inet.h>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <sstream>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "support/relay/scrape.h"
 #include "support/relay/test_bed.h"
@@ -494,4 +504,79 @@ TEST(Deploy, ExporterQueries) {
   EXPECT_EQ(pending[0]["tenant"].as<std::string>(), "acme");
   EXPECT_EQ(pending[0]["pending"].as<double>(), 1);
   EXPECT_EQ(pending[0]["pending_past_expiry"].as<double>(), 0);
+}
+
+// Debian's prometheus-postgres-exporter, given the queries file and a role
+// with the documented grants, serves the pg_inventory_* metrics with the
+// database's numbers.
+TEST(Deploy, ExporterScrape) {
+  PGI_REQUIRE(server);
+  int status = 0;
+  const std::string bin =
+    shell("command -v prometheus-postgres-exporter", &status);
+  if (status != 0 || bin.empty())
+    GTEST_SKIP() << "prometheus-postgres-exporter is not installed";
+  TestDatabase db("exporter_scrape");
+  TestRole role(db, "exporter_scrape");
+  db.exec("GRANT USAGE ON SCHEMA inventory TO " + role.name() +
+          "; GRANT SELECT ON inventory.outbox_metrics, inventory.stock, "
+          "inventory.reservation TO " +
+          role.name());
+  db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "
+          "inventory.restock('globex', 'r2', 'sku-1', 7)");
+  db.exec("SELECT inventory.reserve('acme', 'o1', 'sku-1', 3)");
+  // a free loopback port for it
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  struct sockaddr_in a = {};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(fd, reinterpret_cast<struct sockaddr *>(&a), sizeof a), 0);
+  socklen_t len = sizeof a;
+  getsockname(fd, reinterpret_cast<struct sockaddr *>(&a), &len);
+  const int port = ntohs(a.sin_port);
+  close(fd);
+  const std::string dsn = "host=" + pgi::env_or("PGHOST", "localhost") +
+                          " port=" + pgi::env_or("PGPORT", "5432") +
+                          " dbname=" + db.name() + " user=" + role.name() +
+                          " sslmode=disable";
+  Process exporter(bin.substr(0, bin.find('\n')),
+                   {"--web.listen-address=127.0.0.1:" + std::to_string(port),
+                    "--extend.query-path=" +
+                      source_file("deploy/postgres_exporter/queries.yaml"),
+                    "--disable-default-metrics", "--disable-settings-metrics"},
+                   {{"DATA_SOURCE_NAME", dsn}});
+  // the value of the first line that starts with NAME{ and has LABEL
+  const auto value = [](const std::string &body, const std::string &name,
+                        const std::string &label) {
+    std::istringstream in(body);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind(name + "{", 0) == 0 &&
+          line.find(label) != std::string::npos)
+        return std::stod(line.substr(line.rfind(' ') + 1));
+    return -1.0;
+  };
+  std::string body;
+  EXPECT_TRUE(poll_until(
+    [&] {
+      body = http_get(port, "/metrics").body;
+      return value(body, "pg_inventory_outbox_unpublished_events", "") >= 0;
+    },
+    15s, 100ms))
+    << exporter.log();
+  EXPECT_EQ(value(body, "pg_inventory_outbox_unpublished_events", ""), 3);
+  EXPECT_EQ(value(body, "pg_inventory_outbox_dead_lettered_events", ""), 0);
+  EXPECT_EQ(
+    value(body, "pg_inventory_stock_available_units", "tenant=\"acme\""), 7);
+  EXPECT_EQ(
+    value(body, "pg_inventory_stock_reserved_units", "tenant=\"acme\""), 3);
+  EXPECT_EQ(
+    value(body, "pg_inventory_stock_available_units", "tenant=\"globex\""), 7);
+  EXPECT_EQ(
+    value(body, "pg_inventory_reservations_pending", "tenant=\"acme\""), 1);
+  EXPECT_NE(body.find("# TYPE pg_inventory_outbox_oldest_unpublished_age_"
+                      "seconds gauge"),
+            std::string::npos);
+  EXPECT_EQ(exporter.log().find("level=error"), std::string::npos)
+    << exporter.log();
 }

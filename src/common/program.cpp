@@ -7,6 +7,7 @@
 #include <pqxx/pqxx>
 
 #include "log.h"
+#include "metrics_server.h"
 #include "pg_client.h"
 #include "retry.h"
 
@@ -25,7 +26,7 @@ std::string version_line(const std::string &program,
 }
 
 void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
-                        const char *stats_env) {
+                        const char *stats_env, const char *metrics_env) {
   set.text("--db", db_env, &o.db, "CONNINFO",
            "libpq connection string (keyword=value or postgresql:// URI; "
            "the PG* environment fills in what it leaves out); "
@@ -52,6 +53,15 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
             "it drops its oldest: x-overflow drop-head)");
   set.duration("--stats-interval", stats_env, &o.stats_ms, 1, 86400000,
                "how often the counters are logged");
+  set.text("--metrics-address", metrics_env, &o.metrics_address, "HOST:PORT",
+           "serve Prometheus metrics on http://HOST:PORT/metrics and the "
+           "health check on /healthz (200 when the database and the broker "
+           "are connected, else 503); port 0: any free port (logged as "
+           "event=metrics_listening)",
+           "off");
+  set.text("--log-format", "INVENTORY_LOG_FORMAT", &o.log_format, "text|json",
+           "log lines as key=value (text) or as one JSON object per line "
+           "with the same keys (json)");
   set.text("--tls-ca-file", "INVENTORY_AMQP_TLS_CA_FILE",
            &o.broker.tls.ca_file, "FILE",
            "with amqps://: the CA certificates (PEM) that the broker's "
@@ -64,6 +74,8 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
            &o.broker.tls.key_file, "FILE",
            "with amqps://: the client certificate's key (PEM, unencrypted)");
   set.check([&o] {
+    const LogFormat format = parse_log_format(o.log_format, "--log-format");
+    check_metrics_address(o.metrics_address, "--metrics-address");
     check_broker_settings(o.broker); // throws UsageError
     Topology &t = o.topology;
     if (t.exchange.empty() || t.exchange.size() > 255)
@@ -76,6 +88,7 @@ void add_common_options(OptionSet &set, CommonOptions &o, const char *db_env,
       throw UsageError("--unrouted-queue must have 1 to 255 bytes");
     if (t.unrouted == t.exchange)
       throw UsageError("--unrouted-queue must differ from --exchange");
+    set_log_format(format);
   });
 }
 

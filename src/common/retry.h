@@ -95,6 +95,7 @@ template <class Conn> class Link {
     if (was_lost_) ++reconnects_;
     was_lost_ = false;
     backoff_.reset();
+    if (on_state_) on_state_(true);
     return conn_.get();
   }
 
@@ -110,13 +111,21 @@ template <class Conn> class Link {
     conn_.reset();
     pause_first_ = true;
     was_lost_ = true;
+    if (on_state_) on_state_(false);
   }
 
   /// Closes the connection normally (at the end of the program).
-  void close() { conn_.reset(); }
+  void close() {
+    conn_.reset();
+    if (on_state_) on_state_(false);
+  }
 
   /// Runs before a lost connection is destroyed.
   void on_drop(std::function<void(Conn &)> fn) { on_drop_ = std::move(fn); }
+
+  /// Runs with true when a connection was made, with false when it was
+  /// lost or closed (the health flags of metrics.h).
+  void on_state(std::function<void(bool)> fn) { on_state_ = std::move(fn); }
 
   /// Connections made again after one was lost.
   long long reconnects() const { return reconnects_; }
@@ -125,6 +134,7 @@ template <class Conn> class Link {
   std::string name_;
   Connect connect_;
   std::function<void(Conn &)> on_drop_;
+  std::function<void(bool)> on_state_;
   std::unique_ptr<Conn> conn_;
   Backoff backoff_;
   bool pause_first_ = false, was_lost_ = false;

@@ -9,6 +9,7 @@
 //   amqp_client.h  broker URL, connection, reply checks
 //   pg_client.h    connecting to PostgreSQL, error classes, start checks
 //   program.h      the main() frame and the shared options
+//   metrics_server.h  /metrics and /healthz over HTTP (prometheus-cpp)
 #ifndef PG_INVENTORY_COMMON_SUPPORT_H
 #define PG_INVENTORY_COMMON_SUPPORT_H
 
@@ -16,6 +17,7 @@
 #include "cli.h"
 #include "failure.h"
 #include "log.h"
+#include "metrics_server.h"
 #include "pg_client.h"
 #include "program.h"
 #include "retry.h"

@@ -8,7 +8,8 @@
 namespace fulfiller {
 
 Fulfiller::Fulfiller(const Options &o)
-    : o_{o}, store_{o},
+    : o_{o}, registry_{std::make_shared<prometheus::Registry>()},
+      m_{*registry_, pgi::version, o.queue}, store_{o},
       broker_{
         "broker",
         [this] {
@@ -32,11 +33,25 @@ Fulfiller::Fulfiller(const Options &o)
         }},
       last_stats_ms_{pgi::now_ms()}, last_message_ms_{pgi::now_ms()} {
   broker_.on_drop([](pgi::AmqpConnection &mq) { mq.mark_broken(); });
+  store_.on_state([this, first = true](bool up) mutable {
+    health_.set_database(up);
+    if (up && !first) m_.db_reconnects.Increment();
+    if (up) first = false;
+  });
+  broker_.on_state([this, first = true](bool up) mutable {
+    health_.set_broker(up);
+    if (up && !first) m_.broker_reconnects.Increment();
+    if (up) first = false;
+  });
 }
 
 Fulfiller::Verdict Fulfiller::handle(const amqp_envelope_t &env) {
   ++n_.consumed;
-  if (env.redelivered) ++n_.redelivered;
+  m_.consumed.Increment();
+  if (env.redelivered) {
+    ++n_.redelivered;
+    m_.redelivered.Increment();
+  }
   const std::string type = pgi::to_string(env.routing_key);
   const amqp_basic_properties_t &p = env.message.properties;
   const std::string event_id = (p._flags & AMQP_BASIC_MESSAGE_ID_FLAG)
@@ -44,6 +59,7 @@ Fulfiller::Verdict Fulfiller::handle(const amqp_envelope_t &env) {
                                  : std::string{};
   if (type != confirmed_type) {
     ++n_.ignored;
+    m_.ignored.Increment();
     pgi::log("ignored", {{"reason", "unknown event type"},
                          {"event_type", type},
                          {"event_id", event_id}});
@@ -51,24 +67,31 @@ Fulfiller::Verdict Fulfiller::handle(const amqp_envelope_t &env) {
   }
   if (event_id.empty()) {
     ++n_.rejected;
+    m_.rejected.Increment();
     pgi::log("rejected", {{"reason", "no message_id"}, {"event_type", type}});
     return Verdict::ack;
   }
   switch (store_.process(event_id, type, pgi::to_string(env.message.body))) {
   case Outcome::fulfilled:
     ++n_.fulfilled;
+    m_.fulfilled.Increment();
     return Verdict::ack;
   case Outcome::held:
     ++n_.held;
+    m_.held.Increment();
+    m_.held_now.Increment(); // exact again at the next recheck
     return Verdict::ack;
   case Outcome::compensated:
     ++n_.compensated;
+    m_.compensations.Increment();
     return Verdict::ack;
   case Outcome::duplicate:
     ++n_.deduplicated;
+    m_.deduplicated.Increment();
     return Verdict::ack;
   case Outcome::rejected:
     ++n_.rejected;
+    m_.rejected.Increment();
     return Verdict::ack;
   case Outcome::retry:
     break;
@@ -84,8 +107,14 @@ void Fulfiller::consume_one() {
   struct timeval tv = {0, 200000};
   const amqp_rpc_reply_t r = amqp_consume_message(cx, &env, &tv, 0);
   if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
-      r.library_error == AMQP_STATUS_TIMEOUT)
+      r.library_error == AMQP_STATUS_TIMEOUT) {
+    // idle: look at the database connection now and then
+    if (pgi::now_ms() - last_check_ms_ >= 1000) {
+      store_.check();
+      last_check_ms_ = pgi::now_ms();
+    }
     return;
+  }
   if (r.reply_type == AMQP_RESPONSE_LIBRARY_EXCEPTION &&
       r.library_error == AMQP_STATUS_UNEXPECTED_STATE) {
     // not a delivery: a channel or connection close, a consumer cancel
@@ -123,13 +152,18 @@ void Fulfiller::consume_one() {
     return;
   }
   last_message_ms_ = pgi::now_ms();
+  const long long started_ms = last_message_ms_;
   const uint64_t tag = env.delivery_tag;
   const Verdict v = handle(env);
   amqp_destroy_envelope(&env);
   const int rc = v == Verdict::ack
                    ? amqp_basic_ack(cx, mq.channel, tag, 0)
                    : amqp_basic_nack(cx, mq.channel, tag, 0, 1);
-  if (v == Verdict::requeue) ++n_.requeued;
+  if (v == Verdict::requeue) {
+    ++n_.requeued;
+    m_.requeued.Increment();
+  }
+  m_.processing.Observe((pgi::now_ms() - started_ms) / 1000.0);
   if (rc != AMQP_STATUS_OK)
     broker_.lost(std::string("ack: ") + amqp_error_string2(rc));
 }
@@ -156,13 +190,25 @@ int Fulfiller::run() {
             {"queue", o_.queue},
             {"unknown_sku", o_.compensate_unknown_sku ? "compensate" : "hold"},
             {"exchange", o_.topology.exchange}});
+  if (!o_.metrics_address.empty()) {
+    server_ = std::make_unique<pgi::MetricsServer>(o_.metrics_address,
+                                                   registry_, health_);
+    pgi::log("metrics_listening", {{"address", o_.metrics_address},
+                                   {"port", std::to_string(server_->port())},
+                                   {"paths", "/metrics,/healthz"}});
+  }
   try {
     while (!pgi::stop_requested()) {
       if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);
       if (!store_.ready()) continue;
       if (pgi::now_ms() - last_recheck_ms_ >= o_.recheck_held_ms) {
         const long long n = store_.release_held();
-        if (n >= 0) n_.held_released += n;
+        if (n >= 0) {
+          n_.held_released += n;
+          m_.held_released.Increment(static_cast<double>(n));
+        }
+        const long long held = store_.held_count();
+        if (held >= 0) m_.held_now.Set(static_cast<double>(held));
         last_recheck_ms_ = pgi::now_ms();
       }
       if (broker_.get() == nullptr) continue;

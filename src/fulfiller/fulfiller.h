@@ -9,10 +9,20 @@
 // event types and messages without a message_id are acked and logged,
 // never requeued in a loop.  Held events (a SKU the warehouse does not ship)
 // are looked at again at start and every --recheck-held.
+//
+// Metrics (metrics.h) move with the stats line's counters; with
+// --metrics-address they are served with /healthz (the state of the two
+// connections; an idle database connection is looked at every second).
 #ifndef PG_INVENTORY_FULFILLER_FULFILLER_H
 #define PG_INVENTORY_FULFILLER_FULFILLER_H
 
+#include <memory>
+
+#include <prometheus/registry.h>
+
 #include "amqp_client.h"
+#include "metrics.h"
+#include "metrics_server.h"
 #include "options.h"
 #include "retry.h"
 #include "store.h"
@@ -40,10 +50,16 @@ class Fulfiller {
   void stats(bool final);
 
   const Options &o_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  Metrics m_;
+  pgi::Health health_;
   Store store_;
   pgi::Link<pgi::AmqpConnection> broker_;
   Counters n_;
-  long long last_stats_ms_, last_message_ms_, last_recheck_ms_ = 0;
+  long long last_stats_ms_, last_message_ms_, last_recheck_ms_ = 0,
+                                              last_check_ms_ = 0;
+  // after the rest: its threads read the registry and the health
+  std::unique_ptr<pgi::MetricsServer> server_;
 };
 
 } // namespace fulfiller

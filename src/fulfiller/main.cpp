@@ -6,6 +6,7 @@
 //   options.*    the flags, their environment variables and their checks
 //   store.*      the SQL side: schema, inbox, effect
 //   fulfiller.*  the AMQP side and the loop
+//   metrics.*    its Prometheus metrics (served with --metrics-address)
 //   schema.sql   the fulfiller's own schema (compiled in as schema.h)
 // and src/common for what the relay shares.
 //

@@ -5,7 +5,8 @@ namespace fulfiller {
 
 void declare_options(pgi::OptionSet &set, Options &o) {
   pgi::add_common_options(set, o, "INVENTORY_FULFILLER_DB",
-                          "INVENTORY_FULFILLER_STATS_INTERVAL");
+                          "INVENTORY_FULFILLER_STATS_INTERVAL",
+                          "INVENTORY_FULFILLER_METRICS_ADDRESS");
   set.text("--queue", "INVENTORY_FULFILLER_QUEUE", &o.queue, "NAME",
            "durable queue bound to the exchange with reservation.confirmed");
   set.count("--prefetch", "INVENTORY_FULFILLER_PREFETCH", &o.prefetch, 1,

@@ -112,6 +112,7 @@ std::unique_ptr<pqxx::connection> Store::connect() {
               "compensated_state) SELECT $1::uuid, p->>'tenant', "
               "p->>'request_key', (p->>'reservation_id')::bigint, $3, $4, $5 "
               "FROM (SELECT $2::jsonb AS p) AS s");
+  cx->prepare("held_count", "SELECT count(*) FROM fulfillment.held");
   pgi::log(
     "db_connected",
     {{"database", pgi::database_name(*cx)},
@@ -222,6 +223,30 @@ long long Store::release_held() {
                           {"hint", "held events are tried again later"}});
   }
   return -1;
+}
+
+long long Store::held_count() {
+  pqxx::connection *cx = link_.current();
+  if (cx == nullptr) return -1;
+  try {
+    pqxx::nontransaction tx{*cx};
+    return tx.exec_prepared1("held_count")[0].as<long long>();
+  } catch (const pqxx::broken_connection &e) {
+    link_.lost(std::string("counting held events: ") + e.what());
+  } catch (const std::exception &) {
+    // best effort: a gauge
+  }
+  return -1;
+}
+
+void Store::check() {
+  pqxx::connection *cx = link_.current();
+  if (cx == nullptr) return;
+  try {
+    cx->get_notifs(); // PQconsumeInput: a closed connection throws
+  } catch (const pqxx::broken_connection &e) {
+    link_.lost(std::string("idle connection: ") + e.what());
+  }
 }
 
 } // namespace fulfiller

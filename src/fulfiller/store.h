@@ -21,6 +21,7 @@
 #ifndef PG_INVENTORY_FULFILLER_STORE_H
 #define PG_INVENTORY_FULFILLER_STORE_H
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -56,6 +57,19 @@ class Store {
   /// Turns held events whose SKUs are all in warehouse_sku now into
   /// requests; returns how many (-1: the database failed).  Throws Fatal.
   long long release_held();
+
+  /// Rows in fulfillment.held now, or -1 when unknown.
+  long long held_count();
+
+  /// While idle: reads what the server sent without waiting, so that a
+  /// connection the server closed (a restart, pg_terminate_backend) is
+  /// noticed now rather than at the next message.
+  void check();
+
+  /// Runs FN with true when connected, false when the connection was lost.
+  void on_state(std::function<void(bool)> fn) {
+    link_.on_state(std::move(fn));
+  }
 
  private:
   std::unique_ptr<pqxx::connection> connect();

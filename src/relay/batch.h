@@ -10,11 +10,17 @@ namespace relay {
 
 /// One claimed event and the broker's verdict on it.
 struct Event {
-  long long id = 0;       // inventory.outbox.id
-  std::string event_id;   // uuid: message_id, and the id in the logs
-  std::string event_type; // routing key
-  std::string payload;    // body
-  int attempts = 0;       // failed attempts before this one
+  long long id = 0;        // inventory.outbox.id
+  std::string event_id;    // uuid: message_id, and the id in the logs
+  std::string event_type;  // routing key
+  std::string payload;     // body
+  std::string occurred_at; // the payload's occurred_at (RFC 3339, UTC)
+  int attempts = 0;        // failed attempts before this one
+  // seconds from occurred_at to the claim on the database's clock (-1:
+  // unknown), and when the broker's ack came (pgi::now_ms()): the publish
+  // lag without trusting two machines' clocks to agree
+  double age_at_claim = -1;
+  long long acked_ms = 0;
   enum class Verdict { pending, acked, nacked } verdict = Verdict::pending;
   bool returned = false; // basic.return: nothing was routed
   std::string error;     // why it failed, for relay_mark_failed

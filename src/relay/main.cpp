@@ -5,6 +5,7 @@
 //   outbox.*     the SQL side: claim, mark, release, metrics
 //   publisher.*  the AMQP side: topology, publish, confirms, returns
 //   relay.*      the loop between the two
+//   metrics.*    its Prometheus metrics (served with --metrics-address)
 //   batch.h      a claimed batch and the marks still to write
 // and src/common for what the fulfiller shares (logs, options, the
 // connection and retry policy, exit codes).

@@ -34,6 +34,18 @@ void check_name(const std::string &name) {
                           std::to_string(chars) + ")");
 }
 
+/// Throws UsageError unless SOURCE is "" (the default) or a plausible
+/// URI-reference: 1 to 1024 bytes, no spaces or control characters.
+void check_source(const std::string &source) {
+  if (source.size() > 1024)
+    throw pgi::UsageError("--cloudevents-source must have at most 1024 bytes");
+  for (char c : source)
+    if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f)
+      throw pgi::UsageError("--cloudevents-source must be a URI-reference "
+                            "without spaces or control characters (e.g. "
+                            "/pg_inventory/shop or urn:example:inventory)");
+}
+
 } // namespace
 
 std::string default_name() {
@@ -49,7 +61,8 @@ std::string default_name() {
 
 void declare_options(pgi::OptionSet &set, Options &o) {
   pgi::add_common_options(set, o, "INVENTORY_RELAY_DB",
-                          "INVENTORY_RELAY_STATS_INTERVAL");
+                          "INVENTORY_RELAY_STATS_INTERVAL",
+                          "INVENTORY_RELAY_METRICS_ADDRESS");
   set.count("--batch-size", "INVENTORY_RELAY_BATCH_SIZE", &o.batch_size, 1,
             10000, "events per claim");
   set.duration("--lease", "INVENTORY_RELAY_LEASE", &o.lease_ms, 1, 3600000,
@@ -83,7 +96,18 @@ void declare_options(pgi::OptionSet &set, Options &o) {
              "at a time)");
   set.text("--channel", "INVENTORY_RELAY_CHANNEL", &o.channel, "NAME",
            "LISTEN channel of --listen");
-  set.check([&o] { check_name(o.name); });
+  set.toggle("--cloudevents", "INVENTORY_RELAY_CLOUDEVENTS", &o.cloudevents,
+             "publish in the CloudEvents AMQP binding, binary content mode: "
+             "headers cloudEvents:specversion, :id, :source, :type and "
+             ":time besides the usual properties; the body as without it");
+  set.text("--cloudevents-source", "INVENTORY_RELAY_CLOUDEVENTS_SOURCE",
+           &o.cloudevents_source, "URI-REFERENCE",
+           "the cloudEvents:source of every event (with --cloudevents)",
+           "/pg_inventory/DATABASE");
+  set.check([&o] {
+    check_name(o.name);
+    check_source(o.cloudevents_source);
+  });
   set.epilog(
     "Durations: 250ms, 30s, 2m, 1h, 1d (a bare number is seconds).\n"
     "SIGTERM/SIGINT: finish the batch in hand, log the counters, exit 0.\n"

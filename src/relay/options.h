@@ -31,6 +31,11 @@ struct Options : pgi::CommonOptions {
   bool once = false;
   bool listen = false;
   std::string channel = "inventory_outbox";
+  /// Publish in the CloudEvents AMQP binding, binary content mode
+  /// (publisher.h).
+  bool cloudevents = false;
+  /// The CloudEvents source; "" until known: /pg_inventory/DATABASE.
+  std::string cloudevents_source;
 };
 
 /// Declares the relay's options, bound to O, in SET.

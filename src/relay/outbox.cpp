@@ -2,6 +2,9 @@
 #include "outbox.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
+#include <ctime>
 
 #include "log.h"
 #include "pg_client.h"
@@ -23,6 +26,32 @@ std::string id_array(const std::vector<long long> &ids) {
     s += std::to_string(ids[i]);
   }
   return s + "}";
+}
+
+/// Seconds since the epoch of TEXT, a UTC time as the extension writes
+/// occurred_at (2026-11-29T08:00:00.000000Z); -1 for anything else.
+double parse_utc(const std::string &text) {
+  struct tm tm = {};
+  int used = 0;
+  if (std::sscanf(text.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year,
+                  &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min, &tm.tm_sec,
+                  &used) != 6 ||
+      used != 19)
+    return -1;
+  double fraction = 0;
+  std::size_t i = 19;
+  if (i < text.size() && text[i] == '.') {
+    double scale = 0.1;
+    for (++i;
+         i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]));
+         ++i, scale /= 10)
+      fraction += (text[i] - '0') * scale;
+  }
+  if (i + 1 != text.size() || text[i] != 'Z') return -1;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  const time_t t = timegm(&tm);
+  return t == static_cast<time_t>(-1) ? -1 : static_cast<double>(t) + fraction;
 }
 
 /// Wakes the relay on NOTIFY CHANNEL (with --listen).
@@ -57,10 +86,15 @@ OutboxClient::OutboxClient(const Options &o)
                     "integer, interval, interval)",
                     "inventory.relay_release(text, bigint[])"});
                  pqxx::connection &cx = *s->cx;
+                 // occurred_at: the CloudEvents time and, with the
+                 // database's clock now, the start of the publish lag
                  cx.prepare("claim",
                             "SELECT id, event_id::text, event_type, "
-                            "payload::text, attempts FROM "
-                            "inventory.relay_claim($1, $2, $3::interval)");
+                            "payload::text, attempts, "
+                            "payload->>'occurred_at', "
+                            "extract(epoch FROM clock_timestamp())::float8 "
+                            "FROM inventory.relay_claim($1, $2, "
+                            "$3::interval)");
                  cx.prepare("published",
                             "SELECT inventory.relay_mark_published($1, "
                             "$2::bigint[])");
@@ -70,8 +104,10 @@ OutboxClient::OutboxClient(const Options &o)
                  cx.prepare("release", "SELECT inventory.relay_release("
                                        "$1, $2::bigint[])");
                  cx.prepare("metrics", "SELECT unpublished, dead_lettered, "
-                                       "round(lag_seconds::numeric, 3)::text "
+                                       "round(lag_seconds::numeric, 3)::text, "
+                                       "retrying, lag_seconds "
                                        "FROM inventory.outbox_metrics");
+                 database_ = pgi::database_name(cx);
                  if (o_.listen)
                    s->wakeup = std::make_unique<Wakeup>(cx, o_.channel);
                  pgi::log("db_connected",
@@ -118,6 +154,9 @@ std::optional<Batch> OutboxClient::claim() {
       e.event_type = row[2].as<std::string>();
       e.payload = row[3].as<std::string>();
       e.attempts = row[4].as<int>();
+      e.occurred_at = row[5].as<std::string>("");
+      const double occurred = parse_utc(e.occurred_at);
+      if (occurred >= 0) e.age_at_claim = row[6].as<double>() - occurred;
       batch.push_back(std::move(e));
     }
     return batch;
@@ -195,6 +234,11 @@ OutboxClient::Metrics OutboxClient::metrics() {
     m.unpublished = r[0].as<std::string>();
     m.dead_lettered = r[1].as<std::string>();
     m.lag_seconds = r[2].as<std::string>();
+    m.unpublished_n = r[0].as<long long>();
+    m.dead_lettered_n = r[1].as<long long>();
+    m.retrying_n = r[3].as<long long>();
+    m.lag = r[4].as<double>();
+    m.known = true;
   } catch (const pqxx::broken_connection &e) {
     link_.lost(std::string("outbox_metrics: ") + e.what());
   } catch (const std::exception &) {

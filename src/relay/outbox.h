@@ -12,6 +12,7 @@
 #ifndef PG_INVENTORY_RELAY_OUTBOX_H
 #define PG_INVENTORY_RELAY_OUTBOX_H
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,11 +63,24 @@ class OutboxClient {
   long long release(const std::vector<long long> &ids,
                     const std::vector<std::string> &event_ids);
 
-  /// outbox_metrics for the stats line ("?" where unknown).
+  /// outbox_metrics for the stats line ("?" where unknown) and the gauges
+  /// (when known).
   struct Metrics {
+    bool known = false;
     std::string unpublished = "?", dead_lettered = "?", lag_seconds = "?";
+    long long unpublished_n = 0, retrying_n = 0, dead_lettered_n = 0;
+    double lag = 0;
   };
   Metrics metrics();
+
+  /// The database's name ("" before the first connection): the default
+  /// CloudEvents source is /pg_inventory/DATABASE.
+  const std::string &database() const { return database_; }
+
+  /// Runs FN with true when connected, false when the connection was lost.
+  void on_state(std::function<void(bool)> fn) {
+    link_.on_state(std::move(fn));
+  }
 
   /// Sleeps MS milliseconds, waking early on a NOTIFY with --listen.
   void idle_wait(long long ms);
@@ -81,6 +95,7 @@ class OutboxClient {
   bool transient_failure(const std::exception &e, const std::string &what);
 
   const Options &o_;
+  std::string database_;
   pgi::Link<Session> link_;
 };
 

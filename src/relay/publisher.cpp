@@ -7,6 +7,12 @@
 
 namespace relay {
 
+namespace {
+
+const std::string specversion = "1.0";
+
+} // namespace
+
 Publisher::Publisher(const Options &o)
     : o_{o}, link_{"broker", [this] {
                      auto mq = std::make_unique<pgi::AmqpConnection>(o_.broker,
@@ -34,6 +40,39 @@ long long Publisher::unrouted_depth() {
     link_.lost(e.what());
   }
   return -1;
+}
+
+void Publisher::check() {
+  pgi::AmqpConnection *mq = link_.current();
+  if (mq == nullptr) return;
+  try {
+    for (;;) {
+      struct timeval now = {0, 0}; // do not wait: only what has come
+      amqp_frame_t frame;
+      const int rc = amqp_simple_wait_frame_noblock(mq->state(), &frame, &now);
+      if (rc == AMQP_STATUS_TIMEOUT) return;
+      if (rc != AMQP_STATUS_OK)
+        throw pgi::AmqpError(std::string("broker connection: ") +
+                             amqp_error_string2(rc));
+      if (frame.frame_type != AMQP_FRAME_METHOD) continue;
+      const amqp_method_number_t id = frame.payload.method.id;
+      if (id == AMQP_CHANNEL_CLOSE_METHOD ||
+          id == AMQP_CONNECTION_CLOSE_METHOD) {
+        amqp_rpc_reply_t reply;
+        reply.reply_type = AMQP_RESPONSE_SERVER_EXCEPTION;
+        reply.reply = frame.payload.method;
+        reply.library_error = 0;
+        mq->check(reply, "idle connection"); // throws
+      }
+      // anything else (a late confirm of a batch given up): nothing to do
+    }
+  } catch (const pgi::AmqpError &e) {
+    link_.lost(e.what());
+  } catch (const pgi::Fatal &) {
+    mq->mark_broken();
+    link_.close();
+    throw;
+  }
 }
 
 bool Publisher::ready() {
@@ -70,6 +109,27 @@ void Publisher::send(Batch &batch) {
     props.delivery_mode = 2;
     props.message_id = amqp_cstring_bytes(e.event_id.c_str());
     props.type = amqp_cstring_bytes(e.event_type.c_str());
+    // the CloudEvents AMQP binding, binary content mode (publisher.h)
+    amqp_table_entry_t ce[5];
+    if (o_.cloudevents) {
+      const std::pair<const char *, const std::string *> attrs[] = {
+        {"cloudEvents:specversion", &specversion},
+        {"cloudEvents:id", &e.event_id},
+        {"cloudEvents:source", &source_},
+        {"cloudEvents:type", &e.event_type},
+        {"cloudEvents:time", &e.occurred_at}};
+      int n = 0;
+      for (const auto &a : attrs) {
+        if (a.second->empty()) continue; // no time: left out (optional)
+        ce[n].key = amqp_cstring_bytes(a.first);
+        ce[n].value.kind = AMQP_FIELD_KIND_UTF8;
+        ce[n].value.value.bytes = amqp_cstring_bytes(a.second->c_str());
+        ++n;
+      }
+      props._flags |= AMQP_BASIC_HEADERS_FLAG;
+      props.headers.num_entries = n;
+      props.headers.entries = ce;
+    }
     amqp_bytes_t body;
     body.len = e.payload.size();
     body.bytes = const_cast<char *>(e.payload.data());
@@ -124,6 +184,7 @@ void Publisher::await_confirms(Batch &batch, uint64_t first_tag) {
       if ((multiple ? t <= tag : t == tag) &&
           batch[i].verdict == Event::Verdict::pending) {
         batch[i].verdict = to;
+        batch[i].acked_ms = pgi::now_ms();
         --pending;
       }
     }

@@ -10,7 +10,22 @@
 namespace relay {
 
 Relay::Relay(const Options &o)
-    : o_{o}, outbox_{o}, publisher_{o}, last_stats_ms_{pgi::now_ms()} {}
+    : o_{o}, registry_{std::make_shared<prometheus::Registry>()},
+      m_{*registry_, o.name, pgi::version, o.topology.exchange}, outbox_{o},
+      publisher_{o}, last_stats_ms_{pgi::now_ms()} {
+  outbox_.on_state([this, first = true](bool up) mutable {
+    health_.set_database(up);
+    if (up && !first) m_.db_reconnects.Increment();
+    if (up) first = false;
+  });
+  publisher_.on_state([this, first = true](bool up) mutable {
+    health_.set_broker(up);
+    if (up && !first) m_.broker_reconnects.Increment();
+    if (up) first = false;
+  });
+  if (!o.cloudevents_source.empty())
+    publisher_.set_source(o.cloudevents_source);
+}
 
 int Relay::run() {
   pgi::log("start",
@@ -24,7 +39,15 @@ int Relay::run() {
             {"poll_interval_ms", std::to_string(o_.poll_ms)},
             {"max_attempts", std::to_string(o_.max_attempts)},
             {"once", o_.once ? "true" : "false"},
-            {"listen", o_.listen ? "true" : "false"}});
+            {"listen", o_.listen ? "true" : "false"},
+            {"cloudevents", o_.cloudevents ? "true" : "false"}});
+  if (!o_.metrics_address.empty()) {
+    server_ = std::make_unique<pgi::MetricsServer>(o_.metrics_address,
+                                                   registry_, health_);
+    pgi::log("metrics_listening", {{"address", o_.metrics_address},
+                                   {"port", std::to_string(server_->port())},
+                                   {"paths", "/metrics,/healthz"}});
+  }
   try {
     loop();
   } catch (const pgi::Fatal &) {
@@ -47,9 +70,15 @@ void Relay::loop() {
     pgi::env_flag("INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM");
   const long long pause_hook = std::atoll(
     pgi::env_or("INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "0").c_str());
+  const long long sample_ms = std::min(o_.stats_ms, 5000LL);
   while (!pgi::stop_requested()) {
-    if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms) stats(false);
+    if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms)
+      stats(false);
+    else if (server_ && pgi::now_ms() - last_sample_ms_ >= sample_ms)
+      sample(nullptr); // the gauges, for /metrics
     if (!outbox_.ready()) continue;
+    if (o_.cloudevents && publisher_.source().empty())
+      publisher_.set_source("/pg_inventory/" + outbox_.database());
     if (!marks_.empty()) {
       flush();
       if (!marks_.empty()) continue;
@@ -61,9 +90,11 @@ void Relay::loop() {
     Batch &batch = *claimed;
     if (batch.empty()) {
       if (o_.once) break;
+      publisher_.check(); // a broker gone while idle: noticed now
       outbox_.idle_wait(o_.poll_ms);
       continue;
     }
+    const long long claimed_ms = pgi::now_ms();
     n_.claimed += static_cast<long long>(batch.size());
     ++n_.batches;
     bool delivered = false;
@@ -85,6 +116,10 @@ void Relay::loop() {
       if (outbox_.connected()) flush();
       continue;
     }
+    for (const auto &e : batch)
+      if (e.confirmed() && e.age_at_claim >= 0)
+        m_.publish_lag.Observe(e.age_at_claim +
+                               (e.acked_ms - claimed_ms) / 1000.0);
     settle(batch);
     if (crash_hook && !marks_.published.empty()) {
       pgi::log("test_crash_after_confirm",
@@ -97,6 +132,7 @@ void Relay::loop() {
       pgi::sleep_unless_stopped(pause_hook);
     }
     flush();
+    m_.batch_duration.Observe((pgi::now_ms() - claimed_ms) / 1000.0);
     if (static_cast<long long>(batch.size()) < o_.batch_size && !o_.once)
       outbox_.idle_wait(o_.poll_ms);
   }
@@ -111,6 +147,7 @@ void Relay::settle(const Batch &batch) {
       continue;
     }
     ++(e.returned ? n_.returned : n_.nacked);
+    (e.returned ? m_.failed_returned : m_.failed_nacked).Increment();
     marks_.add_failed(e);
     failed_ids.push_back(e.event_id);
     ++failed;
@@ -136,6 +173,7 @@ void Relay::flush() {
     static_cast<long long>(marks_.published.size() + marks_.failed.size());
   if (r.status == OutboxClient::Written::dropped) {
     n_.mark_errors += asked;
+    m_.mark_errors.Increment(static_cast<double>(asked));
     marks_ = Marks{};
     pgi::sleep_unless_stopped(1000);
     return;
@@ -146,6 +184,7 @@ void Relay::flush() {
   const long long lost = asked - r.published - r.failed;
   if (lost > 0) {
     n_.lease_lost += lost;
+    m_.lease_lost.Increment(static_cast<double>(lost));
     std::vector<std::string> ids = marks_.published_events;
     ids.insert(ids.end(), marks_.failed_events.begin(),
                marks_.failed_events.end());
@@ -158,8 +197,10 @@ void Relay::flush() {
   // the counters count what this relay marked (of the failed ones, which
   // were lost is not known: dead letters are counted first)
   n_.published += r.published;
+  m_.published.Increment(static_cast<double>(r.published));
   const long long died = std::min(marks_.would_die, r.failed);
   n_.dead_lettered += died;
+  m_.dead_lettered.Increment(static_cast<double>(died));
   n_.retried += r.failed - died;
   marks_ = Marks{};
 }
@@ -174,7 +215,10 @@ void Relay::release(const Batch &batch) {
     }
   if (ids.empty()) return;
   const long long n = outbox_.release(ids, event_ids);
-  if (n >= 0) n_.released += n;
+  if (n >= 0) {
+    n_.released += n;
+    m_.released.Increment(static_cast<double>(n));
+  }
   pgi::log("released", {{"events", std::to_string(n >= 0 ? n : 0)},
                         {"event_ids", pgi::join_ids(event_ids)},
                         {"note", n >= 0 ? "given back, no attempt counted"
@@ -182,9 +226,24 @@ void Relay::release(const Batch &batch) {
                                           "out by themselves"}});
 }
 
-void Relay::stats(bool final) {
+OutboxClient::Metrics Relay::sample(long long *unrouted_out) {
   const OutboxClient::Metrics m = outbox_.metrics();
   const long long unrouted = publisher_.unrouted_depth();
+  if (m.known) {
+    m_.backlog.Set(static_cast<double>(m.unpublished_n));
+    m_.retrying.Set(static_cast<double>(m.retrying_n));
+    m_.outbox_dead.Set(static_cast<double>(m.dead_lettered_n));
+    m_.oldest_age.Set(m.lag);
+  }
+  if (unrouted >= 0) m_.unrouted.Set(static_cast<double>(unrouted));
+  if (unrouted_out != nullptr) *unrouted_out = unrouted;
+  last_sample_ms_ = pgi::now_ms();
+  return m;
+}
+
+void Relay::stats(bool final) {
+  long long unrouted = -1;
+  const OutboxClient::Metrics m = sample(&unrouted);
   pgi::log(final ? "stats_final" : "stats",
            {{"relay", o_.name},
             {"published", std::to_string(n_.published)},

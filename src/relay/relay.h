@@ -17,6 +17,11 @@
 // counts them; it is never an error.  A Fatal (a permanent failure) ends
 // the loop after the batch in hand was released and the marks written.
 //
+// Metrics (metrics.h): the counters move with the stats line's; the outbox
+// gauges and the unrouted queue's depth are read every --stats-interval or
+// 5 s, whichever is shorter; with --metrics-address they are served with
+// /healthz (the two connections' state).
+//
 // Test hooks: INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM=1 kills the process
 // (SIGKILL) right after a batch was confirmed, before it is marked;
 // INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS=N sleeps N ms there instead (a
@@ -24,7 +29,13 @@
 #ifndef PG_INVENTORY_RELAY_RELAY_H
 #define PG_INVENTORY_RELAY_RELAY_H
 
+#include <memory>
+
+#include <prometheus/registry.h>
+
 #include "batch.h"
+#include "metrics.h"
+#include "metrics_server.h"
 #include "options.h"
 #include "outbox.h"
 #include "publisher.h"
@@ -51,13 +62,20 @@ class Relay {
   void flush();
   void release(const Batch &batch);
   void stats(bool final);
+  /// Reads outbox_metrics and the unrouted queue's depth into the gauges.
+  OutboxClient::Metrics sample(long long *unrouted);
 
   const Options &o_;
+  std::shared_ptr<prometheus::Registry> registry_;
+  Metrics m_;
+  pgi::Health health_;
   OutboxClient outbox_;
   Publisher publisher_;
   Marks marks_;
   Counters n_;
-  long long last_stats_ms_;
+  long long last_stats_ms_, last_sample_ms_ = 0;
+  // after the rest: its threads read the registry and the health
+  std::unique_ptr<pgi::MetricsServer> server_;
 };
 
 } // namespace relay

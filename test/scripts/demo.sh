@@ -35,9 +35,11 @@
 #     cancelled or left to expire after 2 s) while a second pgbench AS
 #     inventory_operator sweeps expire_due and delivers small restocks;
 #  5. waits (bounded) until the reservations left behind have expired by
-#     themselves and the relays and the fulfiller have caught up, prints a
-#     report (with events published, consumed, deduplicated, fulfillment
-#     requests, compensations, relay throughput and end-to-end lag) and runs
+#     themselves and the relays and the fulfiller have caught up, scrapes
+#     each program's /metrics and /healthz (they run with --metrics-address
+#     127.0.0.1:0, curl), prints a report (with events published, consumed,
+#     deduplicated, fulfillment requests, compensations, relay throughput,
+#     end-to-end lag and a few lines of each scrape) and runs
 #     inventory.check_invariants(), which must return no rows; the demo
 #     fails if it returns any, if an event stays unpublished, or if a
 #     confirmation has no effect or more than one.
@@ -217,7 +219,7 @@ psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -c "INSERT INTO fulfillment.w
 # undoing the sales the warehouse cannot ship is an explicit choice
 # (--compensate-unknown-sku); without it they would be held
 "$FULFILLER" --db "dbname=demo user=fulfiller" --queue fulfillment \
-	--compensate-unknown-sku 2>"$WORK/fulfiller.log" &
+	--compensate-unknown-sku --metrics-address 127.0.0.1:0 2>"$WORK/fulfiller.log" &
 PIDS+=($!)
 FULFILLER_PID=$!
 # its queue must be bound before the first confirmation is published
@@ -230,7 +232,8 @@ until grep -q 'event=broker_connected' "$WORK/fulfiller.log"; do
 done
 for r in a b; do
 	"$RELAY" --db "dbname=demo user=outbox_relay" --name "relay-$r" \
-		--audit-queue inventory.audit --stats-interval 5s 2>"$WORK/relay-$r.log" &
+		--audit-queue inventory.audit --stats-interval 5s \
+		--metrics-address 127.0.0.1:0 2>"$WORK/relay-$r.log" &
 	PIDS+=($!)
 done
 RELAY_PIDS=("${PIDS[@]:1:2}")
@@ -312,6 +315,31 @@ while :; do
 	waited=$((waited + 1))
 done
 echo "outbox drained and fulfiller caught up (waited $(awk "BEGIN{print $waited/10}") s)"
+
+# each program's /metrics and /healthz while it still runs (port 0: the
+# port each got is in its event=metrics_listening line)
+metrics_port() { sed -n 's/.* event=metrics_listening .* port=\([0-9]*\).*/\1/p' "$WORK/$1" | head -n 1; }
+scrape() { # scrape LOG NAME: /metrics into $WORK/NAME.metrics, /healthz into NAME.health
+	local port
+	port=$(metrics_port "$1")
+	[ -n "$port" ] || die "$1 has no event=metrics_listening line"
+	curl -fsS --max-time 5 "http://127.0.0.1:$port/metrics" >"$WORK/$2.metrics" ||
+		die "scraping /metrics of $2 (port $port) failed"
+	curl -sS --max-time 5 "http://127.0.0.1:$port/healthz" >"$WORK/$2.health" || true
+	echo "$port" >"$WORK/$2.port"
+}
+# the relays' outbox gauges are read every 5 s: wait (bounded) for an
+# empty backlog there too
+for r in a b; do
+	port=$(metrics_port "relay-$r.log")
+	for _ in $(seq 100); do
+		curl -fsS --max-time 5 "http://127.0.0.1:$port/metrics" |
+			grep -qx 'inventory_relay_outbox_backlog_events 0' && break
+		sleep 0.1
+	done
+	scrape "relay-$r.log" "relay-$r"
+done
+scrape fulfiller.log fulfiller
 kill -TERM "${RELAY_PIDS[@]}" "$FULFILLER_PID"
 for p in "${RELAY_PIDS[@]}" "$FULFILLER_PID"; do
 	wait "$p" || die "a relay or the fulfiller exited with $? after SIGTERM"
@@ -437,6 +465,38 @@ printf '  %-52s %s\n' \
 	"end-to-end lag created -> published: p50 / p99 / max" "$lag_p50 / $lag_p99 / $lag_max ms"
 echo
 
+sub "scraped from each program's /metrics (Prometheus text) and /healthz before it stopped"
+# show SERIES... of the scrape NAME, one per line
+show_metrics() {
+	local name=$1
+	shift
+	printf '  %s on 127.0.0.1:%s, /healthz: %s\n' "$name" "$(cat "$WORK/$name.port")" "$(cat "$WORK/$name.health")"
+	local m
+	for m in "$@"; do
+		grep -F -- "$m " "$WORK/$name.metrics" | grep -v '^#' | sed 's/^/    /' || true
+	done
+}
+for r in a b; do
+	show_metrics "relay-$r" inventory_relay_events_published_total \
+		'inventory_relay_events_failed_total{reason="nacked"}' \
+		'inventory_relay_events_failed_total{reason="returned"}' \
+		inventory_relay_events_dead_lettered_total inventory_relay_outbox_backlog_events \
+		inventory_relay_outbox_oldest_unpublished_age_seconds \
+		inventory_relay_publish_lag_seconds_count inventory_relay_publish_lag_seconds_sum \
+		'inventory_relay_publish_lag_seconds_bucket{le="0.1"}' \
+		inventory_relay_batch_duration_seconds_count inventory_relay_batch_duration_seconds_sum
+done
+show_metrics fulfiller inventory_fulfiller_messages_consumed_total \
+	inventory_fulfiller_messages_redelivered_total inventory_fulfiller_events_deduplicated_total \
+	inventory_fulfiller_events_fulfilled_total inventory_fulfiller_compensations_total \
+	inventory_fulfiller_events_held_total inventory_fulfiller_processing_duration_seconds_count
+# the scrapes agree with the logs: what the relays counted as published
+scraped_pub=$(cat "$WORK/relay-a.metrics" "$WORK/relay-b.metrics" |
+	awk '$1 == "inventory_relay_events_published_total" {s += $2} END {print s + 0}')
+printf '  %-52s %s\n' \
+	"published: the relays' /metrics / their final stats" "$scraped_pub / $relay_pub"
+echo
+
 sub "SELECT * FROM inventory.check_invariants()   -- healthy: no rows"
 op_sql -P footer=on -c 'SELECT * FROM inventory.check_invariants()'
 problems=$(op_val -c 'SELECT count(*) FROM inventory.check_invariants()')
@@ -447,6 +507,9 @@ read -r events changes < <(op_val -F ' ' -c "SELECT (SELECT count(*) FROM invent
 	+ (SELECT count(*) FROM inventory.stock_ledger)")
 printf '  outbox events %s, state changes + ledger records %s\n' "$events" "$changes"
 
+if [ "$scraped_pub" -ne "$relay_pub" ]; then
+	die "the relays' /metrics say $scraped_pub events published, their final stats $relay_pub"
+fi
 if [ "$((requests + failures))" -ne "$confirmed_events" ]; then
 	die "$confirmed_events confirmations, but $requests requests + $failures compensations"
 fi

@@ -15,8 +15,10 @@ PACKAGES=(
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
 	libtap-parser-sourcehandler-pgtap-perl # pg_prove (a Recommends of pgtap)
 	libpqxx-dev libgtest-dev libgmock-dev librabbitmq-dev libssl-dev
+	prometheus-cpp-dev # the programs' /metrics and /healthz (pulls civetweb)
 	rabbitmq-server amqp-tools gnuplot-nox
 	openssl # the TLS tests make a throwaway CA
+	curl # make demo scrapes /metrics
 )
 
 installed() {

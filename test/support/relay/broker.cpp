@@ -86,6 +86,16 @@ std::vector<Message> Broker::drain(const std::string &q) {
       m.content_type = pgi::to_string(msg.properties.content_type);
     if (msg.properties._flags & AMQP_BASIC_DELIVERY_MODE_FLAG)
       m.delivery_mode = msg.properties.delivery_mode;
+    if (msg.properties._flags & AMQP_BASIC_TYPE_FLAG)
+      m.type = pgi::to_string(msg.properties.type);
+    if (msg.properties._flags & AMQP_BASIC_HEADERS_FLAG)
+      for (int i = 0; i < msg.properties.headers.num_entries; ++i) {
+        const amqp_table_entry_t &h = msg.properties.headers.entries[i];
+        if (h.value.kind == AMQP_FIELD_KIND_UTF8 ||
+            h.value.kind == AMQP_FIELD_KIND_BYTES)
+          m.headers[pgi::to_string(h.key)] =
+            pgi::to_string(h.value.value.bytes);
+      }
     m.body = pgi::to_string(msg.body);
     amqp_destroy_message(&msg);
     amqp_maybe_release_buffers(cx_->state());

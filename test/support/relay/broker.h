@@ -4,6 +4,7 @@
 #ifndef PG_INVENTORY_TEST_SUPPORT_RELAY_BROKER_H
 #define PG_INVENTORY_TEST_SUPPORT_RELAY_BROKER_H
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,8 +15,11 @@ namespace pgi::test {
 
 /// One message taken from a queue.
 struct Message {
-  std::string message_id, routing_key, body, content_type;
+  std::string message_id, routing_key, body, content_type, type;
   int delivery_mode = 0;
+  /// The headers (AMQP 1.0: application properties) whose values are
+  /// strings, by name.
+  std::map<std::string, std::string> headers;
 };
 
 /// Test-side broker access: one connection to the environment's broker

@@ -106,4 +106,14 @@ MetricsServer::~MetricsServer() {
   served_health = nullptr;
 }
 
+std::function<void(bool)> watch_link(Health &health,
+                                     void (Health::*set)(bool),
+                                     prometheus::Counter &reconnects) {
+  return [&health, set, &reconnects, first = true](bool up) mutable {
+    (health.*set)(up);
+    if (up && !first) reconnects.Increment();
+    if (up) first = false;
+  };
+}
+
 } // namespace pgi

@@ -18,10 +18,12 @@
 #define PG_INVENTORY_COMMON_METRICS_SERVER_H
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include <prometheus/counter.h>
 #include <prometheus/registry.h>
 
 namespace prometheus {
@@ -46,6 +48,13 @@ class Health {
  private:
   std::atomic<bool> db_{false}, broker_{false};
 };
+
+/// The on_state callback of a connection (Link::on_state): reports it to
+/// HEALTH through SET (&Health::set_database or &Health::set_broker) and
+/// counts in RECONNECTS every connection after the first.
+std::function<void(bool)> watch_link(Health &health,
+                                     void (Health::*set)(bool),
+                                     prometheus::Counter &reconnects);
 
 /// Throws UsageError (naming WHAT) unless ADDRESS is HOST:PORT: an IPv4
 /// address or a host name (localhost), and a port from 0 to 65535 (0: any

@@ -33,16 +33,10 @@ Fulfiller::Fulfiller(const Options &o)
         }},
       last_stats_ms_{pgi::now_ms()}, last_message_ms_{pgi::now_ms()} {
   broker_.on_drop([](pgi::AmqpConnection &mq) { mq.mark_broken(); });
-  store_.on_state([this, first = true](bool up) mutable {
-    health_.set_database(up);
-    if (up && !first) m_.db_reconnects.Increment();
-    if (up) first = false;
-  });
-  broker_.on_state([this, first = true](bool up) mutable {
-    health_.set_broker(up);
-    if (up && !first) m_.broker_reconnects.Increment();
-    if (up) first = false;
-  });
+  store_.on_state(
+    pgi::watch_link(health_, &pgi::Health::set_database, m_.db_reconnects));
+  broker_.on_state(
+    pgi::watch_link(health_, &pgi::Health::set_broker, m_.broker_reconnects));
 }
 
 Fulfiller::Verdict Fulfiller::handle(const amqp_envelope_t &env) {

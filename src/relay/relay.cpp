@@ -13,16 +13,10 @@ Relay::Relay(const Options &o)
     : o_{o}, registry_{std::make_shared<prometheus::Registry>()},
       m_{*registry_, o.name, pgi::version, o.topology.exchange}, outbox_{o},
       publisher_{o}, last_stats_ms_{pgi::now_ms()} {
-  outbox_.on_state([this, first = true](bool up) mutable {
-    health_.set_database(up);
-    if (up && !first) m_.db_reconnects.Increment();
-    if (up) first = false;
-  });
-  publisher_.on_state([this, first = true](bool up) mutable {
-    health_.set_broker(up);
-    if (up && !first) m_.broker_reconnects.Increment();
-    if (up) first = false;
-  });
+  outbox_.on_state(
+    pgi::watch_link(health_, &pgi::Health::set_database, m_.db_reconnects));
+  publisher_.on_state(
+    pgi::watch_link(health_, &pgi::Health::set_broker, m_.broker_reconnects));
   if (!o.cloudevents_source.empty())
     publisher_.set_source(o.cloudevents_source);
 }

@@ -199,6 +199,9 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 	call->storage = SchemaHas(nsp, "stock_slot") ? &InventorySlotStorage :
 		&InventoryRowStorage;
 	call->marked_grants = SchemaHas(nsp, "tenant_grant");
+	call->located = SchemaHas(nsp, "location");
+	if (call->located)
+		call->storage = &InventoryLocatedStorage;
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
 
 	if (SPI_connect() != SPI_OK_CONNECT)

@@ -19,5 +19,7 @@
 #define ERRCODE_INVENTORY_UNKNOWN_OBJECT	MAKE_SQLSTATE('I','N','0','0','2')
 /* adjustment would make available negative */
 #define ERRCODE_INVENTORY_WOULD_GO_NEGATIVE MAKE_SQLSTATE('I','N','0','0','3')
+/* unknown location where one must exist (0.5 on) */
+#define ERRCODE_INVENTORY_UNKNOWN_LOCATION	MAKE_SQLSTATE('I','N','0','0','4')
 
 #endif							/* INVENTORY_ERRCODES_H */

@@ -104,7 +104,7 @@ LedgerChange(InventoryCall *call, const char *key, const char *sku,
 	int64		after;
 	void	   *locked;
 
-	locked = call->storage->lock_sku(tenant, sku, counts);
+	locked = call->storage->lock_sku(tenant, sku, NULL, counts);
 	if (locked == NULL)
 		InventoryUnknownSku(tenant, sku, NULL);
 
@@ -194,7 +194,7 @@ inventory_restock(PG_FUNCTION_ARGS)
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	call.storage->ensure_sku(tenant, sku, now);
+	call.storage->ensure_sku(tenant, sku, NULL, now);
 	result = LedgerChange(&call, key, sku, quantity, "receipt", reason, now);
 	InventoryEndCall(&call);
 	PG_RETURN_INT64(result);

@@ -38,14 +38,26 @@
 #define INVENTORY_LINES_MAX			100
 #define INVENTORY_TTL_MAX_USECS		(7 * USECS_PER_DAY)
 
-/* One SKU of a reservation: quantity in units (summed over request lines) */
+/*
+ * One SKU (at one location) of a reservation: quantity in units (summed
+ * over request lines).  location: in a request, the pinned location or NULL
+ * (left to the allocation policy); in a held reservation, where the units
+ * are held (schema 0.5 on; always NULL before).  available: for the lines
+ * of a rejected reservation, the sellable units the line could use at that
+ * moment (-1: not known).
+ */
 typedef struct InventoryLine
 {
 	char	   *sku;
+	char	   *location;
 	int64		quantity;
+	int64		available;
 } InventoryLine;
 
-/* The lines of a reservation, sorted by sku (strcmp) with no duplicates */
+/*
+ * The lines of a reservation, sorted by (sku, location) (strcmp; NULL
+ * before any name) with no duplicates
+ */
 typedef struct InventoryLines
 {
 	int			count;
@@ -79,6 +91,7 @@ typedef struct InventoryCall
 	char	   *actor;			/* its name, for the logs */
 	const struct InventoryStorage *storage; /* the counters' layout */
 	bool		marked_grants;	/* 0.4 on: grants carry a role marker */
+	bool		located;		/* 0.5 on: stock per (sku, location) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;
@@ -128,7 +141,8 @@ extern int32 InventoryQuantityArg(FunctionCallInfo fcinfo, int argno,
 								  const char *hint);
 extern int64 InventoryTtlArg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz InventoryExpiry(TimestampTz now, int64 ttl_usecs);
-extern void InventoryParseLines(Jsonb *jb, InventoryLines *lines);
+extern int	InventoryCompareLines(const void *a, const void *b);
+extern void InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines);
 extern void InventoryOneLine(const char *sku, int32 quantity,
 							 InventoryLines *lines);
 extern bool InventoryLinesEqual(const InventoryLines *a,

@@ -216,7 +216,9 @@ FetchReservation(const char *tenant, const char *key, bool lock,
 	for (i = 0; i < nskus; i++)
 	{
 		res->lines.items[i].sku = TextDatumGetCString(skus[i]);
+		res->lines.items[i].location = NULL;
 		res->lines.items[i].quantity = DatumGetInt32(qtys[i]);
+		res->lines.items[i].available = -1;
 		res->lines.total += res->lines.items[i].quantity;
 	}
 	return true;
@@ -526,7 +528,7 @@ inventory_reserve_lines(PG_FUNCTION_ARGS)
 	int64		ttl;
 
 	InventoryRequireArg(fcinfo, 2, "lines");
-	InventoryParseLines(PG_GETARG_JSONB_P(2), &lines);
+	InventoryParseLines(PG_GETARG_JSONB_P(2), false, &lines);
 	ttl = InventoryTtlArg(fcinfo, 3);
 	return ReserveLines(fcinfo, tenant, key, &lines, ttl);
 }

@@ -33,9 +33,13 @@ typedef struct InventoryStorage
 {
 	const char *name;
 
-	/* restock: creates (tenant, sku) with all counters 0 if it is new */
+	/*
+	 * restock: creates (tenant, sku) with all counters 0 if it is new; with
+	 * locations (0.5 on), also the SKU's counters at location (which must
+	 * exist); location is NULL for the schemas before
+	 */
 	void		(*ensure_sku) (const char *tenant, const char *sku,
-							   TimestampTz now);
+							   const char *location, TimestampTz now);
 
 	/*
 	 * reserve: moves every line's units from available to reserved, or none
@@ -62,12 +66,13 @@ typedef struct InventoryStorage
 	void		(*release) (Datum ids, TimestampTz now);
 
 	/*
-	 * restock, adjust: locks every counter row of the SKU and reads the
-	 * SKU's totals into counts[INVENTORY_COUNTERS]; returns what
-	 * set_available needs, or NULL for a SKU the tenant never stocked.
+	 * restock, adjust: locks every counter row of the SKU (at location, 0.5
+	 * on; NULL before) and reads the totals into counts[INVENTORY_COUNTERS];
+	 * returns what set_available needs, or NULL for a SKU the tenant never
+	 * stocked (there).
 	 */
 	void	   *(*lock_sku) (const char *tenant, const char *sku,
-							 int64 *counts);
+							 const char *location, int64 *counts);
 
 	/* restock, adjust: sets the available units of a SKU locked above */
 	void		(*set_available) (void *locked, int64 available,
@@ -86,5 +91,6 @@ typedef struct InventoryStorage
 
 extern const InventoryStorage InventoryRowStorage;
 extern const InventoryStorage InventorySlotStorage;
+extern const InventoryStorage InventoryLocatedStorage;
 
 #endif							/* INVENTORY_STORAGE_H */

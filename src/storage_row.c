@@ -31,7 +31,8 @@ static InventoryStatement ensure_sku = {
 };
 
 static void
-RowEnsureSku(const char *tenant, const char *sku, TimestampTz now)
+RowEnsureSku(const char *tenant, const char *sku, const char *location,
+			 TimestampTz now)
 {
 	Datum		values[3];
 
@@ -157,7 +158,8 @@ static InventoryStatement lock_row = {
 };
 
 static void *
-RowLockSku(const char *tenant, const char *sku, int64 *counts)
+RowLockSku(const char *tenant, const char *sku, const char *location,
+		   int64 *counts)
 {
 	Datum		values[2];
 	LockedRow  *locked;

@@ -524,7 +524,8 @@ static InventoryStatement ensure_sku = {
 };
 
 static void
-SlotEnsureSku(const char *tenant, const char *sku, TimestampTz now)
+SlotEnsureSku(const char *tenant, const char *sku, const char *location,
+			  TimestampTz now)
 {
 	Datum		values[3];
 
@@ -536,7 +537,8 @@ SlotEnsureSku(const char *tenant, const char *sku, TimestampTz now)
 
 /* Locks every slot of (tenant, sku); the totals in counts; NULL: unknown */
 static void *
-SlotLockSku(const char *tenant, const char *sku, int64 *counts)
+SlotLockSku(const char *tenant, const char *sku, const char *location,
+			int64 *counts)
 {
 	SlotRows   *rows = palloc(sizeof(SlotRows));
 	int			i;
@@ -757,3 +759,19 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }
+
+/* placeholder until the located statements land (0.5 work in progress) */
+const InventoryStorage InventoryLocatedStorage = {
+	"located",
+	SlotEnsureSku,
+	SlotHold,
+	SlotMoveLines,
+	SlotRelease,
+	SlotLockSku,
+	SlotSetAvailable,
+	"(SELECT k.tenant, k.sku, COALESCE(sum(s.available), 0) AS available, "
+	"COALESCE(sum(s.reserved), 0) AS reserved, COALESCE(sum(s.consumed), 0) AS consumed "
+	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
+	"ON s.tenant = k.tenant AND s.sku = k.sku GROUP BY k.tenant, k.sku)",
+	&check_slots
+};

@@ -368,17 +368,31 @@ InventoryExpiry(TimestampTz now, int64 ttl_usecs)
 	return expires_at;
 }
 
+/* Locations in line order: NULL (unpinned) before any name */
 static int
-CompareLines(const void *a, const void *b)
+CompareLocations(const char *a, const char *b)
 {
-	return strcmp(((const InventoryLine *) a)->sku,
-				  ((const InventoryLine *) b)->sku);
+	if (a == NULL || b == NULL)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+/* Lines in (sku, location) byte order: the lock order */
+int
+InventoryCompareLines(const void *a, const void *b)
+{
+	const InventoryLine *la = (const InventoryLine *) a;
+	const InventoryLine *lb = (const InventoryLine *) b;
+	int			c = strcmp(la->sku, lb->sku);
+
+	return c != 0 ? c : CompareLocations(la->location, lb->location);
 }
 
 /*
  * SortAndMerge
- *		Sorts the lines by sku in byte order (the lock order) and merges
- *		lines of the same SKU into one with the summed quantity.  The total
+ *		Sorts the lines by (sku, location) in byte order (the lock order)
+ *		and merges lines of the same SKU and location into one with the
+ *		summed quantity.  The total
  *		must fit an integer (README reserve_lines).  Errors: 22023.
  */
 static void
@@ -388,11 +402,13 @@ SortAndMerge(InventoryLines *lines)
 	int			out = 0;
 	int64		total = 0;
 
-	qsort(lines->items, lines->count, sizeof(InventoryLine), CompareLines);
+	qsort(lines->items, lines->count, sizeof(InventoryLine),
+		  InventoryCompareLines);
 	for (i = 0; i < lines->count; i++)
 	{
 		total += lines->items[i].quantity;	/* at most 100 * 2^31: no overflow */
-		if (out > 0 && strcmp(lines->items[out - 1].sku, lines->items[i].sku) == 0)
+		if (out > 0 && InventoryCompareLines(&lines->items[out - 1],
+											 &lines->items[i]) == 0)
 			lines->items[out - 1].quantity += lines->items[i].quantity;
 		else
 			lines->items[out++] = lines->items[i];
@@ -452,11 +468,13 @@ LineQuantity(int elem, JsonbValue *v)
  * InventoryParseLines
  *		Reads reserve_lines' argument: a non-empty JSON array of at most 100
  *		objects with exactly the keys "sku" (a string within the identifier
- *		limits) and "quantity" (see LineQuantity).  Fills lines sorted and
- *		merged by SKU.  Errors: 22023.
+ *		limits) and "quantity" (see LineQuantity), and, when pins is true,
+ *		optionally "location" (a location name: the line is held only
+ *		there).  Fills lines sorted and merged by (sku, location).  Errors:
+ *		22023.
  */
 void
-InventoryParseLines(Jsonb *jb, InventoryLines *lines)
+InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines)
 {
 	int			n;
 	int			i;
@@ -481,15 +499,32 @@ InventoryParseLines(Jsonb *jb, InventoryLines *lines)
 		JsonbContainer *obj;
 		JsonbValue	sku;
 		JsonbValue	qty;
+		JsonbValue	loc;
+		bool		pinned;
 
 		if (elem == NULL || elem->type != jbvBinary ||
 			!JsonContainerIsObject(elem->val.binary.data))
 			LineError(i, "must be an object with the keys \"sku\" and \"quantity\"");
 		obj = elem->val.binary.data;
-		if (JsonContainerSize(obj) != 2 ||
+		pinned = pins &&
+			getKeyJsonValueFromContainer(obj, "location", 8, &loc) != NULL;
+		if (JsonContainerSize(obj) != (pinned ? 3 : 2) ||
 			getKeyJsonValueFromContainer(obj, "sku", 3, &sku) == NULL ||
 			getKeyJsonValueFromContainer(obj, "quantity", 8, &qty) == NULL)
-			LineError(i, "must have exactly the keys \"sku\" and \"quantity\"");
+			LineError(i, pins ?
+					  "must have the keys \"sku\" and \"quantity\", and may have \"location\", nothing else" :
+					  "must have exactly the keys \"sku\" and \"quantity\"");
+		lines->items[i].location = NULL;
+		lines->items[i].available = -1;
+		if (pinned)
+		{
+			if (loc.type != jbvString)
+				LineError(i, "location must be a JSON string");
+			CheckIdentifier("location", loc.val.string.val, loc.val.string.len,
+							INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
+			lines->items[i].location = pnstrdup(loc.val.string.val,
+												loc.val.string.len);
+		}
 		if (sku.type != jbvString)
 			LineError(i, "sku must be a JSON string");
 		CheckIdentifier("sku", sku.val.string.val, sku.val.string.len,
@@ -510,7 +545,9 @@ InventoryOneLine(const char *sku, int32 quantity, InventoryLines *lines)
 	lines->total = quantity;
 	lines->items = palloc(sizeof(InventoryLine));
 	lines->items[0].sku = pstrdup(sku);
+	lines->items[0].location = NULL;
 	lines->items[0].quantity = quantity;
+	lines->items[0].available = -1;
 }
 
 /* Whether two sorted, merged sets of lines are the same payload. */
@@ -523,7 +560,7 @@ InventoryLinesEqual(const InventoryLines *a, const InventoryLines *b)
 		return false;
 	for (i = 0; i < a->count; i++)
 		if (a->items[i].quantity != b->items[i].quantity ||
-			strcmp(a->items[i].sku, b->items[i].sku) != 0)
+			InventoryCompareLines(&a->items[i], &b->items[i]) != 0)
 			return false;
 	return true;
 }
@@ -537,8 +574,12 @@ InventoryLinesText(const InventoryLines *lines)
 
 	initStringInfo(&buf);
 	for (i = 0; i < lines->count; i++)
+	{
 		appendStringInfo(&buf, "%s%s x " INT64_FORMAT, i > 0 ? ", " : "",
 						 lines->items[i].sku, lines->items[i].quantity);
+		if (lines->items[i].location != NULL)
+			appendStringInfo(&buf, " at %s", lines->items[i].location);
+	}
 	return buf.data;
 }
 

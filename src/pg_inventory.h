@@ -161,6 +161,12 @@ extern void InventoryKeyReused(const char *key, const char *detail,
 extern void InventoryBrokenSku(const char *tenant, const char *sku,
 							   int64 units) pg_attribute_noreturn();
 
+/* level.c (0.5 on) */
+extern void InventoryCheckLevels(int n, const char *const *tenants,
+								 const char *const *skus,
+								 const char *const *locations,
+								 TimestampTz now);
+
 /* worker.c */
 extern void InventoryRegisterWorker(void);
 PGDLLEXPORT void InventoryWorkerMain(Datum main_arg);

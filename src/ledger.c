@@ -344,7 +344,7 @@ Restock(FunctionCallInfo fcinfo, bool at)
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	req.location = StockLocation(&call, location, true, "inventory.restock", now);
+	req.location = StockLocation(&call, location, true, "inventory.restock_at", now);
 	call.storage->ensure_sku(tenant, req.sku, req.location, now);
 	result = LedgerChange(&call, &req, now);
 	InventoryEndCall(&call);
@@ -372,8 +372,8 @@ inventory_restock(PG_FUNCTION_ARGS)
 
 /*
  * inventory_restock_at
- *		restock(tenant text, request_key text, sku text, location text,
- *				quantity integer, reason text DEFAULT NULL) RETURNS bigint
+ *		restock_at(tenant text, request_key text, sku text, location text,
+ *				   quantity integer, reason text DEFAULT NULL) RETURNS bigint
  *
  * Schema 0.5 on: records a receipt of quantity units (1 to 2147483647) at
  * the tenant's location, creating the SKU, and its counters there, if they
@@ -449,7 +449,7 @@ Adjust(FunctionCallInfo fcinfo, bool at)
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	req.location = StockLocation(&call, location, false, "inventory.adjust", now);
+	req.location = StockLocation(&call, location, false, "inventory.adjust_at", now);
 	result = LedgerChange(&call, &req, now);
 	InventoryEndCall(&call);
 	PG_RETURN_INT64(result);
@@ -476,8 +476,8 @@ inventory_adjust(PG_FUNCTION_ARGS)
 
 /*
  * inventory_adjust_at
- *		adjust(tenant text, request_key text, sku text, location text,
- *			   delta bigint, kind text, reason text) RETURNS bigint
+ *		adjust_at(tenant text, request_key text, sku text, location text,
+ *				  delta bigint, kind text, reason text) RETURNS bigint
  *
  * Schema 0.5 on: adjust (as above) of the SKU's available units at the
  * tenant's location.  Returns available at the location after it.

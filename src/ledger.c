@@ -232,7 +232,7 @@ LedgerChange(InventoryCall *call, const LedgerRequest *req, TimestampTz now)
 				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 				 errmsg("SKU \"%s\" is not stocked at location \"%s\" for tenant \"%s\"",
 						req->sku, req->location, tenant),
-				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock).")));
+				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at).")));
 
 	/* the key: a replay, or a refusal */
 	if (FindRecord(tenant, req, &after))

@@ -41,14 +41,7 @@
 /* The tenant's locations in (priority, name) order, and its policy */
 static InventoryStatement read_policy = {
 	"read allocation policy",
-	"SELECT ARRAY(SELECT l.location::text FROM inventory.location l "
-	"WHERE l.tenant = $1 ORDER BY l.priority, l.location), "
-	"ARRAY(SELECT l.active FROM inventory.location l "
-	"WHERE l.tenant = $1 ORDER BY l.priority, l.location), "
-	"ARRAY(SELECT l.priority FROM inventory.location l "
-	"WHERE l.tenant = $1 ORDER BY l.priority, l.location), "
-	"COALESCE((SELECT p.allow_split FROM inventory.allocation_policy p "
-	"WHERE p.tenant = $1), false)",
+	"SELECT " INVENTORY_POLICY_COLUMNS("$1"),
 	1, {TEXTOID}
 };
 
@@ -61,6 +54,19 @@ void
 InventoryReadPolicy(const char *tenant, InventoryPolicy *policy)
 {
 	Datum		value = CStringGetTextDatum(tenant);
+
+	InventoryRun(&read_policy, &value, NULL, SPI_OK_SELECT);
+	InventoryPolicyFromResult(1, policy);
+}
+
+/*
+ * InventoryPolicyFromResult
+ *		The policy from the columns INVENTORY_POLICY_COLUMNS, from column
+ *		first on, of the first row of the last statement's result.
+ */
+void
+InventoryPolicyFromResult(int first, InventoryPolicy *policy)
+{
 	Datum	   *names;
 	Datum	   *active;
 	Datum	   *priority;
@@ -68,12 +74,11 @@ InventoryReadPolicy(const char *tenant, InventoryPolicy *policy)
 	int			n;
 	int			i;
 
-	InventoryRun(&read_policy, &value, NULL, SPI_OK_SELECT);
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 1, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first, &isnull)),
 					  TEXTOID, -1, false, TYPALIGN_INT, &names, NULL, &n);
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 2, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first + 1, &isnull)),
 					  BOOLOID, 1, true, TYPALIGN_CHAR, &active, NULL, &n);
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 3, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first + 2, &isnull)),
 					  INT4OID, 4, true, TYPALIGN_INT, &priority, NULL, &n);
 	policy->count = n;
 	policy->names = palloc(sizeof(char *) * Max(n, 1));
@@ -85,7 +90,8 @@ InventoryReadPolicy(const char *tenant, InventoryPolicy *policy)
 		policy->active[i] = DatumGetBool(active[i]);
 		policy->priority[i] = DatumGetInt32(priority[i]);
 	}
-	policy->allow_split = DatumGetBool(InventoryResultDatum(0, 4, &isnull));
+	policy->allow_split = DatumGetBool(InventoryResultDatum(0, first + 3,
+														   &isnull));
 }
 
 /* The position of location in the policy's order, or -1 */
@@ -328,6 +334,48 @@ DescribeShortage(AllocationPlan *plan, const InventoryLines *request,
 	}
 }
 
+/*
+ * The sellable units of the SKUs $2 of tenant $1 at every location, read
+ * without locks, by (sku, location): what a rejection reports when the one
+ * location's units were short
+ */
+static InventoryStatement read_sellable = {
+	"read sellable units",
+	"SELECT l.sku::text, l.location::text, greatest(COALESCE((SELECT "
+	"sum(s.available) FROM inventory.stock_slot s WHERE s.tenant = l.tenant "
+	"AND s.sku = l.sku AND s.location = l.location), 0) - l.safety_stock, 0)::bigint "
+	"FROM inventory.stock_location l WHERE l.tenant = $1 AND l.sku = ANY ($2) "
+	"ORDER BY l.sku, l.location",
+	2, {TEXTOID, TEXTARRAYOID}
+};
+
+/* The rejection of request after a short hold, from read_sellable */
+static void
+DescribeShortageRead(InventoryCall *call, const InventoryLines *request,
+					 const InventoryPolicy *policy, InventoryLines *rejection)
+{
+	AllocationPlan plan;
+	const char **skus;
+	int			nskus = InventoryDistinctSkus(request, &skus);
+	Datum		values[2];
+	int			i;
+
+	values[0] = CStringGetTextDatum(call->tenant);
+	values[1] = InventoryTextArray(skus, nskus);
+	plan.policy = policy;
+	plan.nstock = (int) InventoryRun(&read_sellable, values, NULL,
+									 SPI_OK_SELECT);
+	plan.stock = palloc(sizeof(InventorySellable) * Max(plan.nstock, 1));
+	plan.left = NULL;
+	for (i = 0; i < plan.nstock; i++)
+	{
+		plan.stock[i].sku = InventoryResultText(i, 1);
+		plan.stock[i].location = InventoryResultText(i, 2);
+		plan.stock[i].sellable = InventoryResultInt64(i, 3);
+	}
+	DescribeShortage(&plan, request, rejection);
+}
+
 /* The first try: every unpinned line at the first active location */
 typedef struct FirstTry
 {
@@ -402,6 +450,7 @@ InventoryAllocate(InventoryCall *call, const InventoryLines *request,
 				  InventoryLines *rejection, TimestampTz now)
 {
 	const char *first = NULL;
+	int			nactive = 0;
 	bool		try_first = true;
 	const char **skus;
 	int			nskus;
@@ -412,8 +461,8 @@ InventoryAllocate(InventoryCall *call, const InventoryLines *request,
 	held->total = 0;
 	held->items = palloc(sizeof(InventoryLine) *
 						 Max(request->count * Max(policy->count, 1), 1));
-	for (k = 0; k < policy->count && first == NULL; k++)
-		if (policy->active[k])
+	for (k = 0; k < policy->count; k++)
+		if (policy->active[k] && nactive++ == 0)
 			first = policy->names[k];
 	for (i = 0; i < request->count; i++)
 	{
@@ -447,6 +496,19 @@ InventoryAllocate(InventoryCall *call, const InventoryLines *request,
 					request->items[i].location : first,
 					request->items[i].quantity);
 		InventorySortLines(held);
+
+		/*
+		 * With one active location (and no line pinned elsewhere) the first
+		 * try is the whole policy: its answer is final, no subtransaction
+		 * needed (a short hold undoes what it held).
+		 */
+		if (nactive == 1)
+		{
+			if (call->storage->hold(call->tenant, held, now))
+				return true;
+			DescribeShortageRead(call, request, policy, rejection);
+			return false;
+		}
 		t.call = call;
 		t.lines = held;
 		t.now = now;

@@ -21,6 +21,22 @@ typedef struct InventoryPolicy
 	bool		allow_split;
 } InventoryPolicy;
 
+/*
+ * The policy's columns in SQL, for the tenant given as the expression
+ * tenant: the location names, active flags and priorities in (priority,
+ * name) order, and allow_split
+ */
+#define INVENTORY_POLICY_COLUMNS(tenant) \
+	"ARRAY(SELECT l.location::text FROM inventory.location l " \
+	"WHERE l.tenant = " tenant " ORDER BY l.priority, l.location), " \
+	"ARRAY(SELECT l.active FROM inventory.location l " \
+	"WHERE l.tenant = " tenant " ORDER BY l.priority, l.location), " \
+	"ARRAY(SELECT l.priority FROM inventory.location l " \
+	"WHERE l.tenant = " tenant " ORDER BY l.priority, l.location), " \
+	"COALESCE((SELECT p.allow_split FROM inventory.allocation_policy p " \
+	"WHERE p.tenant = " tenant "), false)"
+
+extern void InventoryPolicyFromResult(int first, InventoryPolicy *policy);
 extern void InventoryReadPolicy(const char *tenant, InventoryPolicy *policy);
 extern int	InventoryPolicyRank(const InventoryPolicy *policy,
 								const char *location);

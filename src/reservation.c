@@ -515,33 +515,6 @@ static InventoryStatement change_state_located = {
 };
 
 /*
- * CheckLevels
- *		0.5: after the available units of the lines' (sku, location) pairs
- *		changed, writes the stock level events of the pairs whose level it
- *		changed (level.c).
- */
-static void
-CheckLevels(InventoryCall *call, const InventoryLines *lines, TimestampTz now)
-{
-	const char **tenants = palloc(sizeof(char *) * Max(lines->count, 1));
-	const char **skus = palloc(sizeof(char *) * Max(lines->count, 1));
-	const char **locations = palloc(sizeof(char *) * Max(lines->count, 1));
-	int			n = 0;
-	int			i;
-
-	for (i = 0; i < lines->count; i++)
-		if (lines->items[i].location != NULL)
-		{
-			tenants[n] = call->tenant;
-			skus[n] = lines->items[i].sku;
-			locations[n] = lines->items[i].location;
-			n++;
-		}
-	if (n > 0)
-		InventoryCheckLevels(n, tenants, skus, locations, now);
-}
-
-/*
  * ApplyRule
  *		Changes a locked reservation by rule (from its current state): moves
  *		its stock, updates it with a guard on the state and version it was
@@ -576,8 +549,6 @@ ApplyRule(InventoryCall *call, const TransitionRule *rule,
 	res->version++;
 	if (reason != NULL)
 		res->reason = (char *) reason;
-	if (call->located && rule->give == COUNTER_AVAILABLE)
-		CheckLevels(call, &res->lines, now);
 }
 
 /*
@@ -594,13 +565,17 @@ static InventoryStatement claim_key = {
 	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
 };
 
-/* 0.5: also stores the payload $5 when it pins locations (else NULL) */
+/*
+ * 0.5: also stores the payload $5 when it pins locations (else NULL), and
+ * returns the tenant's allocation policy (allocate.h) with the new id
+ */
 static InventoryStatement claim_key_located = {
 	"claim request key",
 	"INSERT INTO inventory.reservation AS r "
 	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
 	"request) VALUES ($1, $2, 'pending', $3, 1, $4, $4, $5) "
-	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id",
+	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id, "
+	INVENTORY_POLICY_COLUMNS("$1"),
 	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
 };
 
@@ -832,7 +807,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	{
 		InventoryPolicy policy;
 
-		InventoryReadPolicy(tenant, &policy);
+		InventoryPolicyFromResult(2, &policy);
 		sufficient = InventoryAllocate(&call, lines, &policy, &held,
 									   &rejection, now);
 		res.lines = sufficient ? held : rejection;
@@ -864,8 +839,6 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 				 res.id);
 		res.state = "pending";
 		res.has_expiry = true;
-		if (call.located)
-			CheckLevels(&call, &res.lines, now);
 	}
 	else
 	{
@@ -1690,8 +1663,6 @@ inventory_amend(PG_FUNCTION_ARGS)
 	if (InventoryRun(&amend_hold, values, nulls, SPI_OK_INSERT) != 1)
 		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT
 			 " changed under its row lock", res.id);
-	CheckLevels(&call, &taken, now);
-	CheckLevels(&call, &releases, now);
 	res.lines = after;
 	res.version++;
 	return FinishCall(&call, "amended", res.state, true, &res);

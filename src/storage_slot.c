@@ -401,21 +401,26 @@ static InventoryStatement take_one_slot = {
  * share of the safety stock: with S units over n slots, slot i keeps
  * (S + n - 1 - i) / n (the shares add up to S), so units taken on the fast
  * path never reach into the safety stock; the fallback checks the total.
+ * Also returns what tells whether the stock level may have changed: the
+ * slot's available units after the change, the safety stock, the low
+ * threshold, the stored level and the slot count.
  */
 static InventoryStatement take_one_slot_located = {
 	"take units from one free slot",
-	"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WITH p AS MATERIALIZED (SELECT p.slot, l.safety_stock, l.low_threshold, "
+	"l.level, k.slots FROM inventory.stock_slot p "
+	"JOIN inventory.stock_location l ON l.tenant = p.tenant AND l.sku = p.sku "
+	"AND l.location = p.location "
+	"JOIN inventory.sku k ON k.tenant = p.tenant AND k.sku = p.sku "
 	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND CASE $3 "
-	"WHEN 0 THEN p.available - (SELECT (l.safety_stock + k.slots - 1 - p.slot) / k.slots "
-	"FROM inventory.stock_location l JOIN inventory.sku k "
-	"ON k.tenant = l.tenant AND k.sku = l.sku "
-	"WHERE l.tenant = $1 AND l.sku = $2 AND l.location = $9) "
+	"WHEN 0 THEN p.available - (l.safety_stock + k.slots - 1 - p.slot) / k.slots "
 	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
-	"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+	"ORDER BY p.slot LIMIT 1 FOR UPDATE OF p SKIP LOCKED) "
 	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
 	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
 	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $9 "
-	"AND s.slot = p.slot RETURNING s.slot",
+	"AND s.slot = p.slot RETURNING s.slot, s.available, p.safety_stock, "
+	"p.low_threshold, p.level::text, p.slots",
 	9, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
 	TIMESTAMPTZOID, TEXTOID}
 };
@@ -425,8 +430,41 @@ typedef struct TakeOne
 	InventoryStatement *stmt;
 	Datum		values[9];
 	char		nulls[9];
+	InventoryCounter from;
+	InventoryCounter to;
 	int32		slot;			/* out: the slot taken */
+	bool		level_may_change;	/* out (0.5): see LevelMayChange */
 } TakeOne;
+
+/*
+ * LevelMayChange
+ *		0.5, after a fast-path move of one slot (the row of take_one_slot's
+ *		RETURNING): whether the level of the (sku, location) may have
+ *		changed, so that InventoryCheckLevels must look.  Units leaving
+ *		available: not if the level was in_stock and the SKU has one slot
+ *		whose sellable units are still above the low threshold (and 0).
+ *		Units entering available: not if the level was in_stock (it can
+ *		only stay there).  Otherwise available did not change: no.
+ */
+static bool
+LevelMayChange(InventoryCounter from, InventoryCounter to)
+{
+	bool		isnull;
+	bool		low_null;
+	int64		available = InventoryResultInt64(0, 2);
+	int64		safety = InventoryResultInt64(0, 3);
+	int64		low = DatumGetInt64(InventoryResultDatum(0, 4, &low_null));
+	char	   *level = InventoryResultText(0, 5);
+	int32		slots = DatumGetInt32(InventoryResultDatum(0, 6, &isnull));
+	bool		in_stock = level != NULL && strcmp(level, "in_stock") == 0;
+
+	if (from == COUNTER_AVAILABLE)
+		return !(in_stock && slots == 1 &&
+				 available - safety > (low_null ? 0 : low));
+	if (to == COUNTER_AVAILABLE)
+		return !in_stock;
+	return false;
+}
 
 static bool
 TakeOneWork(void *arg)
@@ -439,6 +477,8 @@ TakeOneWork(void *arg)
 					 SPI_OK_UPDATE_RETURNING) != 1)
 		return false;
 	t->slot = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
+	t->level_may_change = SPI_tuptable->tupdesc->natts > 1 &&
+		LevelMayChange(t->from, t->to);
 	return true;
 }
 
@@ -465,7 +505,7 @@ static SlotMoveResult
 SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 		 const char *location, int64 qty, InventoryCounter from,
 		 InventoryCounter to, bool rebalance, TimestampTz now,
-		 SlotChanges *done)
+		 SlotChanges *done, bool *level_may_change)
 {
 	int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
 	TakeOne		t;
@@ -485,6 +525,9 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	t.values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
 	t.values[7] = TimestampTzGetDatum(now);
 	t.stmt = layout->take_one_slot;
+	t.from = from;
+	t.to = to;
+	*level_may_change = false;
 	memset(t.nulls, ' ', sizeof(t.nulls));
 	if (location != NULL)
 		t.values[8] = CStringGetTextDatum(location);
@@ -494,6 +537,7 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	{
 		if (done != NULL)
 			AddChange(done, tenant, sku, location, t.slot, d);
+		*level_may_change = t.level_may_change;
 		return SLOT_MOVE_DONE;
 	}
 
@@ -505,6 +549,8 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	if (!TakeGreedy(rows.items, rows.count, qty, from, to, rebalance, &planned))
 		return SLOT_MOVE_SHORT;
 	ApplyChanges(layout, &planned, false, now);
+	*level_may_change = layout == &located_layout &&
+		(from == COUNTER_AVAILABLE || to == COUNTER_AVAILABLE);
 	if (done != NULL)
 		for (i = 0; i < planned.count; i++)
 			AddChange(done, planned.items[i].tenant, planned.items[i].sku,
@@ -531,20 +577,65 @@ static InventoryStatement first_unknown_sku = {
  *		lines already held and returns false.  Errors: IN002 (also when a
  *		line that was not reached names an unknown SKU).
  */
+/*
+ * Levels to look at (0.5): the (sku, location) pairs whose level a call's
+ * moves may have changed, checked by one InventoryCheckLevels once every
+ * slot of the call is locked
+ */
+typedef struct LevelChecks
+{
+	int			count;
+	const char **tenants;
+	const char **skus;
+	const char **locations;
+} LevelChecks;
+
+static void
+InitLevelChecks(LevelChecks *checks, int capacity)
+{
+	checks->count = 0;
+	checks->tenants = palloc(sizeof(char *) * Max(capacity, 1));
+	checks->skus = palloc(sizeof(char *) * Max(capacity, 1));
+	checks->locations = palloc(sizeof(char *) * Max(capacity, 1));
+}
+
+static void
+AddLevelCheck(LevelChecks *checks, const char *tenant, const InventoryLine *line)
+{
+	checks->tenants[checks->count] = tenant;
+	checks->skus[checks->count] = line->sku;
+	checks->locations[checks->count] = line->location;
+	checks->count++;
+}
+
+static void
+RunLevelChecks(const LevelChecks *checks, TimestampTz now)
+{
+	if (checks->count > 0)
+		InventoryCheckLevels(checks->count, checks->tenants, checks->skus,
+							 checks->locations, now);
+}
+
 static bool
 HoldLines(const SlotLayout *layout, const char *tenant,
 		  const InventoryLines *lines, TimestampTz now)
 {
 	SlotChanges done = {0, 0, NULL};
+	LevelChecks checks;
+	bool		check;
 	int			i;
 
+	InitLevelChecks(&checks, lines->count);
 	for (i = 0; i < lines->count; i++)
 	{
 		switch (SlotMove(layout, tenant, lines->items[i].sku,
 						 lines->items[i].location, lines->items[i].quantity,
-						 COUNTER_AVAILABLE, COUNTER_RESERVED, true, now, &done))
+						 COUNTER_AVAILABLE, COUNTER_RESERVED, true, now, &done,
+						 &check))
 		{
 			case SLOT_MOVE_DONE:
+				if (check)
+					AddLevelCheck(&checks, tenant, &lines->items[i]);
 				break;
 			case SLOT_MOVE_UNKNOWN:
 			case SLOT_MOVE_SHORT:
@@ -562,6 +653,7 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 				}
 		}
 	}
+	RunLevelChecks(&checks, now);
 	return true;
 }
 
@@ -582,14 +674,22 @@ MoveLines(const SlotLayout *layout, const char *tenant,
 		  const InventoryLines *lines, InventoryCounter from,
 		  InventoryCounter to, TimestampTz now)
 {
+	LevelChecks checks;
+	bool		check;
 	int			i;
 
+	InitLevelChecks(&checks, lines->count);
 	for (i = 0; i < lines->count; i++)
+	{
 		if (SlotMove(layout, tenant, lines->items[i].sku,
 					 lines->items[i].location, lines->items[i].quantity,
-					 from, to, false, now, NULL) != SLOT_MOVE_DONE)
+					 from, to, false, now, NULL, &check) != SLOT_MOVE_DONE)
 			InventoryBrokenSku(tenant, lines->items[i].sku,
 							   lines->items[i].quantity);
+		if (check)
+			AddLevelCheck(&checks, tenant, &lines->items[i]);
+	}
+	RunLevelChecks(&checks, now);
 }
 
 static void

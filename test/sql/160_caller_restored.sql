@@ -33,7 +33,9 @@ GRANT USAGE ON SCHEMA inventory TO regress_t160_app, regress_t160_consumer,
 GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval),
 	inventory.reserve_lines(text, text, jsonb, interval),
 	inventory.confirm(text, text), inventory.cancel(text, text, text),
-	inventory.lookup(text, text) TO regress_t160_app;
+	inventory.lookup(text, text), inventory.extend(text, text, timestamptz),
+	inventory.amend(text, text, jsonb), inventory.availability(text, text[])
+	TO regress_t160_app;
 GRANT EXECUTE ON FUNCTION inventory.lookup(text, text),
 	inventory.compensate(text, text, text) TO regress_t160_consumer;
 GRANT EXECUTE ON FUNCTION inventory.restock(text, text, text, integer, text),
@@ -42,13 +44,20 @@ GRANT EXECUTE ON FUNCTION inventory.restock(text, text, text, integer, text),
 	inventory.grant_tenant(text, regrole), inventory.revoke_tenant(text, regrole),
 	inventory.requeue_dead_letters(bigint[]), inventory.discard_dead_letters(bigint[]),
 	inventory.purge_published(interval, integer),
-	inventory.set_stock_slots(text, text, integer) TO regress_t160_operator;
+	inventory.set_stock_slots(text, text, integer),
+	inventory.set_location(text, text, integer, boolean),
+	inventory.set_allocation_policy(text, boolean),
+	inventory.set_stock_policy(text, text, text, bigint, bigint),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text)
+	TO regress_t160_operator;
 GRANT EXECUTE ON FUNCTION inventory.relay_claim(text, integer, interval),
 	inventory.relay_mark_published(text, bigint[]),
 	inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval),
 	inventory.relay_release(text, bigint[]) TO regress_t160_relay;
 SELECT inventory.grant_tenant('t160', 'regress_t160_app');
 SELECT inventory.grant_tenant('t160', 'regress_t160_consumer');
+SELECT inventory.grant_tenant('t160m', 'regress_t160_app');
 SELECT inventory.grant_tenant('*', 'regress_t160_operator');
 
 -- the data every call needs to reach each of its steps: A in one slot, S in
@@ -63,6 +72,16 @@ SELECT status FROM inventory.reserve('t160', 'sold', 'S', 1);
 SELECT status FROM inventory.confirm('t160', 'sold');
 SELECT status FROM inventory.reserve('t160', 'due', 'A', 1, '1 minute');
 SELECT inventory.expire_due(100000) >= 0 AS drained_older_files;
+-- t160m: two locations, so that allocation takes its first try (north,
+-- short) and then its exact path (south); held-m, made at the clock the
+-- probes run at, can be extended and amended
+SELECT inventory.set_location('t160m', 'north', 1);
+SELECT inventory.set_location('t160m', 'south', 2);
+SELECT inventory.restock_at('t160m', 'rcpt-n', 'M', 'north', 1);
+SELECT inventory.restock_at('t160m', 'rcpt-s', 'M', 'south', 10);
+SET pg_inventory.frozen_now = '2026-10-01 00:00:00+00';
+SELECT status, lines FROM inventory.reserve('t160m', 'held-m', 'M', 1, '1 hour');
+RESET pg_inventory.frozen_now;
 SELECT count(*) > 0 AS leased FROM inventory.relay_claim('r160', 10000);
 
 -- the caller's own work, and what the extension's tables hold
@@ -74,7 +93,11 @@ SELECT (SELECT md5(string_agg(s::text, ',' ORDER BY s::text)) FROM inventory.sto
 	   (SELECT count(*) FROM inventory.outbox) AS events,
 	   (SELECT md5(string_agg(o.claimed_by || o.id, ',' ORDER BY o.id)) FROM inventory.outbox o) AS leases,
 	   (SELECT count(*) FROM inventory.stock_ledger) AS ledger,
-	   (SELECT count(*) FROM inventory.tenant_member) AS grants;
+	   (SELECT count(*) FROM inventory.tenant_member) AS grants,
+	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.reservation_line l) AS lines,
+	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.stock_location l) AS stock_locations,
+	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.location l) AS locations,
+	   (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM inventory.allocation_policy p) AS policies;
 CREATE TEMP TABLE t160_before AS SELECT * FROM t160_state;
 
 -- probe(n, role, call, step, code): as role, calls call with an error
@@ -145,7 +168,27 @@ INSERT INTO t160_call VALUES
  ('relay_mark_failed', 'regress_t160_relay', $$SELECT inventory.relay_mark_failed('r160', ARRAY(SELECT id FROM inventory.outbox), 'nack')$$,
   '{begin,end}'),
  ('relay_release', 'regress_t160_relay', $$SELECT inventory.relay_release('r160', ARRAY(SELECT id FROM inventory.outbox))$$,
-  '{begin,end}');
+  '{begin,end}'),
+ ('reserve_lines allocated', 'regress_t160_app', $$SELECT * FROM inventory.reserve_lines('t160m', 'new-m', '[{"sku": "M", "quantity": 5}]')$$,
+  '{begin,slot_take,hold,end}'),
+ ('reserve_lines pinned', 'regress_t160_app', $$SELECT * FROM inventory.reserve_lines('t160m', 'new-p', '[{"sku": "M", "quantity": 1, "location": "south"}]')$$,
+  '{begin,slot_take,hold,end}'),
+ ('extend', 'regress_t160_app', $$SELECT * FROM inventory.extend('t160m', 'held-m', '2026-10-01 02:00:00+00')$$,
+  '{begin,end}'),
+ ('amend', 'regress_t160_app', $$SELECT * FROM inventory.amend('t160m', 'held-m', '[{"sku": "M", "quantity": 2}]')$$,
+  '{begin,slot_take,records,end}'),
+ ('availability', 'regress_t160_app', $$SELECT * FROM inventory.availability('t160m', '{M}')$$,
+  '{begin,end}'),
+ ('set_location', 'regress_t160_operator', $$SELECT inventory.set_location('t160m', 'west', 3)$$,
+  '{begin,end}'),
+ ('set_allocation_policy', 'regress_t160_operator', $$SELECT inventory.set_allocation_policy('t160m', true)$$,
+  '{begin,end}'),
+ ('set_stock_policy', 'regress_t160_operator', $$SELECT inventory.set_stock_policy('t160m', 'M', 'south', 1, 2)$$,
+  '{begin,end}'),
+ ('restock_at', 'regress_t160_operator', $$SELECT inventory.restock_at('t160m', 'rcpt-m2', 'M', 'north', 3)$$,
+  '{begin,ledger,end}'),
+ ('adjust_at', 'regress_t160_operator', $$SELECT inventory.adjust_at('t160m', 'adj-m', 'M', 'south', -1, 'loss', 'broken')$$,
+  '{begin,ledger,end}');
 -- the relay role reads the ids it passes (the relay gets them from relay_claim)
 GRANT SELECT ON inventory.outbox TO regress_t160_relay;
 

@@ -8,14 +8,22 @@
  *	   SKIP LOCKED and so never waits on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
  *	   strcmp in C); with slotted stock (0.3 on), within one SKU either one
- *	   slot taken with SKIP LOCKED or all its slots in slot order.
- * Nobody waits for a reservation row while holding a stock row, so no two
- * calls deadlock.
+ *	   slot taken with SKIP LOCKED or all its slots in slot order; with
+ *	   locations (0.5 on), in (tenant, sku, location, slot) order, and
+ *	   allocation's exact path locks every slot of a cart's SKUs at every
+ *	   location in that order with one statement (allocate.c);
+ *	3. stock_location rows (0.5 on), in (tenant, sku, location) order, only
+ *	   where a stock level changes (level.c) or by restock and adjust,
+ *	   after the slots.
+ * Nobody waits for a reservation row while holding a stock row, nor for a
+ * slot while holding a stock_location row, so no two calls deadlock.
  *
  * Files: pg_inventory.c (module, settings, clock, fault points), call.c (the
  * call context: caller, user switch, subtransactions), auth.c (tenant
  * grants), validate.c (arguments), statement.c (the executor), storage.h
- * with storage_row.c and storage_slot.c (the counters), reservation.c,
+ * with storage_row.c and storage_slot.c (the counters), allocate.c (which
+ * locations serve a reservation, 0.5 on), location.c and level.c (locations,
+ * availability, stock levels, 0.5 on), reservation.c,
  * ledger.c, invariants.c, outbox.c (the SQL functions), worker.c (the
  * expiry worker).
  *

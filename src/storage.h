@@ -8,10 +8,14 @@
  *
  *	InventoryRowStorage		0.1 and 0.2: one row of table inventory.stock
  *							per (tenant, sku) (storage_row.c)
- *	InventorySlotStorage	0.3 on: a SKU's counters split over slots, rows
- *							of inventory.stock_slot, with inventory.sku as
- *							the catalog and inventory.stock a view of the
+ *	InventorySlotStorage	0.3 and 0.4: a SKU's counters split over slots,
+ *							rows of inventory.stock_slot, with inventory.sku
+ *							as the catalog and inventory.stock a view of the
  *							totals (storage_slot.c)
+ *	InventoryLocatedStorage	0.5 on: the same per (sku, location), with
+ *							inventory.stock_location as the catalog of a
+ *							SKU's counters at a location (its safety stock,
+ *							level and version) (storage_slot.c)
  *
  * The library serves every installable version, so that a new library runs
  * the old schema correctly in the time between installing the package and

@@ -343,11 +343,15 @@ SkusArg(FunctionCallInfo fcinfo, int argno)
 				 errdetail("The array has %d elements.", n),
 				 n > 0 ? errhint("Ask for more SKUs in several calls.") : 0));
 	for (i = 0; i < n; i++)
+	{
 		if (elem_nulls[i])
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("skus must not contain NULL"),
 					 errdetail("Element %d is NULL.", i + 1)));
+		InventoryCheckName(psprintf("skus[%d]", i + 1),
+						   TextDatumGetCString(elems[i]), 0);
+	}
 	return PointerGetDatum(skus);
 }
 

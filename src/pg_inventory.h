@@ -139,6 +139,8 @@ extern void InventoryAuthorise(InventoryCall *call, const char *tenant);
 #define NAME_CANONICAL	0x02	/* NFC, no white space at either end */
 extern char *InventoryNameArg(FunctionCallInfo fcinfo, int argno,
 							  const char *argname, int flags);
+extern void InventoryCheckName(const char *argname, const char *s,
+							   int flags);
 extern char *InventoryKeyArg(FunctionCallInfo fcinfo, int argno,
 							 const char *argname, int flags);
 extern char *InventoryReasonArg(FunctionCallInfo fcinfo, int argno,

@@ -296,7 +296,8 @@ static InventoryStatement lock_reservation = {
  * the stored payload, the reason and the creation time
  */
 #define LINE_ORDER "ORDER BY l.sku, l.location NULLS FIRST"
-#define RESERVATION_COLUMNS_LOCATED \
+#define RESERVATION_COLUMNS_LOCATED RESERVATION_COLUMNS_LOCATED_WITH("")
+#define RESERVATION_COLUMNS_LOCATED_WITH(more) \
 	"SELECT r.id, r.state, r.expires_at, r.version, " \
 	"ARRAY(SELECT l.sku::text FROM inventory.reservation_line l " \
 	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
@@ -306,7 +307,7 @@ static InventoryStatement lock_reservation = {
 	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
 	"ARRAY(SELECT COALESCE(l.available, -1) FROM inventory.reservation_line l " \
 	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
-	"r.request::text, r.reason, r.created_at " \
+	"r.request::text, r.reason, r.created_at " more \
 	"FROM inventory.reservation r WHERE r.tenant = $1 AND r.request_key = $2"
 
 static InventoryStatement fetch_reservation_located = {
@@ -315,9 +316,17 @@ static InventoryStatement fetch_reservation_located = {
 	2, {TEXTOID, TEXTOID}
 };
 
+/*
+ * The lock also returns the version its statement's snapshot saw: when the
+ * lock waited for a concurrent change (an amend), READ COMMITTED hands the
+ * newest row version to the statement, but its subqueries (the lines)
+ * still read the snapshot from before; a version that differs tells
+ * FetchReservation to read the lines again.
+ */
 static InventoryStatement lock_reservation_located = {
 	"lock reservation",
-	RESERVATION_COLUMNS_LOCATED " FOR UPDATE OF r",
+	RESERVATION_COLUMNS_LOCATED_WITH(", (SELECT s.version FROM inventory.reservation s "
+									 "WHERE s.id = r.id) ") " FOR UPDATE OF r",
 	2, {TEXTOID, TEXTOID}
 };
 
@@ -377,6 +386,9 @@ FetchReservation(InventoryCall *call, const char *key, bool lock,
 		res->request = InventoryResultText(0, 9);
 		res->reason = InventoryResultText(0, 10);
 		res->created_at = DatumGetTimestampTz(InventoryResultDatum(0, 11, &isnull));
+		if (lock && !read_only &&
+			DatumGetInt32(InventoryResultDatum(0, 12, &isnull)) != res->version)
+			return FetchReservation(call, key, false, false, res);
 	}
 	res->lines.count = nskus;
 	res->lines.total = 0;
@@ -497,7 +509,8 @@ static InventoryStatement change_state = {
 static InventoryStatement change_state_located = {
 	"change reservation state",
 	"WITH r AS (UPDATE inventory.reservation r SET state = $3, "
-	"version = r.version + 1, reason = COALESCE($4, r.reason), updated_at = $6 "
+	"version = r.version + 1, reason = CASE WHEN $3 = 'expired' THEN r.reason "
+	"ELSE COALESCE($4, r.reason) END, updated_at = $6 "
 	"WHERE r.id = $1 AND r.state = $2 AND r.version = $7 "
 	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at, "
 	"r.reason), "
@@ -547,7 +560,7 @@ ApplyRule(InventoryCall *call, const TransitionRule *rule,
 			 " changed under its row lock", res->id);
 	res->state = (char *) rule->to;
 	res->version++;
-	if (reason != NULL)
+	if (reason != NULL && (!call->located || strcmp(rule->to, "expired") != 0))
 		res->reason = (char *) reason;
 }
 

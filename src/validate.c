@@ -537,6 +537,18 @@ InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines)
 	SortAndMerge(lines);
 }
 
+/*
+ * InventoryCheckName
+ *		Checks a tenant, SKU or location name given as an element of an
+ *		array (argname names it in messages) against the identifier limits
+ *		(flags as for InventoryNameArg).  Errors: 22023.
+ */
+void
+InventoryCheckName(const char *argname, const char *s, int flags)
+{
+	CheckIdentifier(argname, s, strlen(s), INVENTORY_NAME_MAX_CHARS, flags);
+}
+
 /* The single line of reserve(): sku and quantity already checked. */
 void
 InventoryOneLine(const char *sku, int32 quantity, InventoryLines *lines)

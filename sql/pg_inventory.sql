@@ -52,7 +52,7 @@ CREATE DOMAIN inventory.name_id AS text COLLATE "C"
 	CONSTRAINT name_id_length CHECK (char_length(VALUE) BETWEEN 1 AND 64)
 	CONSTRAINT name_id_no_control CHECK (VALUE !~ '[\x01-\x1f\x7f]');
 COMMENT ON DOMAIN inventory.name_id IS
-	'A tenant or SKU name: 1 to 64 characters without control characters.';
+	'A tenant, SKU or location name: 1 to 64 characters without control characters.';
 
 -- Request (idempotency) keys: 1 to 200 characters, no control characters.
 CREATE DOMAIN inventory.request_key AS text COLLATE "C"
@@ -82,6 +82,75 @@ COMMENT ON COLUMN inventory.sku.slots IS 'Number of stock slots (1 to 256), set 
 COMMENT ON COLUMN inventory.sku.created_at IS 'When the SKU was first stocked.';
 
 /* ---------------------------------------------------------------------
+ * location: the places a tenant keeps stock; allocation_policy: how
+ * reservations are spread over them; stock_location: one row per
+ * (sku, location) ever stocked, the catalog of the counters.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.location (
+	tenant		inventory.name_id NOT NULL,
+	location	inventory.name_id NOT NULL,
+	priority	integer NOT NULL DEFAULT 100,
+	active		boolean NOT NULL DEFAULT true,
+	created_at	timestamptz NOT NULL,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT location_pkey PRIMARY KEY (tenant, location),
+	CONSTRAINT location_tenant_not_wildcard CHECK (tenant <> '*'),
+	CONSTRAINT location_priority_range CHECK (priority BETWEEN -1000000 AND 1000000)
+);
+COMMENT ON TABLE inventory.location IS
+	'The places each tenant keeps stock (warehouse, store, drop-shipper), set with inventory.set_location; the location named default is created (priority 100, active) when first needed. Reservations are served by active locations in (priority, location) order.';
+COMMENT ON COLUMN inventory.location.tenant IS 'Tenant that owns the location.';
+COMMENT ON COLUMN inventory.location.location IS 'Location name, unique within the tenant (same rules as a SKU name).';
+COMMENT ON COLUMN inventory.location.priority IS 'Allocation order, -1000000 to 1000000: the smaller serves first; ties by name in byte order.';
+COMMENT ON COLUMN inventory.location.active IS 'Whether reservations may take units here; an inactive location keeps its stock and can be restocked and adjusted.';
+COMMENT ON COLUMN inventory.location.created_at IS 'When the location was created (pg_inventory clock).';
+COMMENT ON COLUMN inventory.location.updated_at IS 'When its priority or active flag last changed (pg_inventory clock).';
+
+CREATE TABLE inventory.allocation_policy (
+	tenant		inventory.name_id NOT NULL,
+	allow_split boolean NOT NULL DEFAULT false,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT allocation_policy_pkey PRIMARY KEY (tenant),
+	CONSTRAINT allocation_policy_tenant_not_wildcard CHECK (tenant <> '*')
+);
+COMMENT ON TABLE inventory.allocation_policy IS
+	'Per tenant, how reservations are allocated over locations, set with inventory.set_allocation_policy; a tenant without a row has allow_split false.';
+COMMENT ON COLUMN inventory.allocation_policy.tenant IS 'Tenant the policy applies to.';
+COMMENT ON COLUMN inventory.allocation_policy.allow_split IS 'Whether a line that no single active location can serve whole may be filled from several, in (priority, location) order.';
+COMMENT ON COLUMN inventory.allocation_policy.updated_at IS 'When the policy last changed (pg_inventory clock).';
+
+CREATE TABLE inventory.stock_location (
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	location	inventory.name_id NOT NULL,
+	safety_stock bigint NOT NULL DEFAULT 0,
+	low_threshold bigint,
+	level		text,
+	version		bigint NOT NULL DEFAULT 0,
+	created_at	timestamptz NOT NULL,
+	CONSTRAINT stock_location_pkey PRIMARY KEY (tenant, sku, location),
+	CONSTRAINT stock_location_sku_fk FOREIGN KEY (tenant, sku)
+		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT stock_location_location_fk FOREIGN KEY (tenant, location)
+		REFERENCES inventory.location (tenant, location),
+	CONSTRAINT stock_location_safety_stock_nonneg CHECK (safety_stock >= 0),
+	CONSTRAINT stock_location_low_threshold_nonneg CHECK (low_threshold >= 0),
+	CONSTRAINT stock_location_level_valid
+		CHECK (level IN ('in_stock', 'low', 'out_of_stock')),
+	CONSTRAINT stock_location_version_nonneg CHECK (version >= 0)
+);
+COMMENT ON TABLE inventory.stock_location IS
+	'One row per (tenant, sku, location) ever stocked: the catalog of the counters (stock_slot), with the stock policy set by inventory.set_stock_policy and the stock level. sellable = greatest(available - safety_stock, 0).';
+COMMENT ON COLUMN inventory.stock_location.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.stock_location.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.stock_location.location IS 'The location.';
+COMMENT ON COLUMN inventory.stock_location.safety_stock IS 'Units (0 or more) that count as available here but that reservations never take.';
+COMMENT ON COLUMN inventory.stock_location.low_threshold IS 'Units (0 or more): the level is low when sellable is at most this and above 0; NULL: never low.';
+COMMENT ON COLUMN inventory.stock_location.level IS 'out_of_stock (sellable = 0), low (sellable <= low_threshold) or in_stock; NULL until first computed. A change writes stock.out_of_stock, stock.back_in_stock or stock.low.';
+COMMENT ON COLUMN inventory.stock_location.version IS 'Stock version (0 or more), incremented by every stock event of this (sku, location); carried in the events'' "version".';
+COMMENT ON COLUMN inventory.stock_location.created_at IS 'When the SKU was first stocked at this location (pg_inventory clock).';
+
+/* ---------------------------------------------------------------------
  * The counters, one row per slot.  Per slot, as per SKU, no counter is
  * negative; the SKU's totals are the sums over its slots.
  * ------------------------------------------------------------------- */
@@ -93,23 +162,25 @@ CREATE TABLE inventory.stock_slot (
 	reserved	bigint NOT NULL DEFAULT 0,
 	consumed	bigint NOT NULL DEFAULT 0,
 	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
-	CONSTRAINT stock_slot_pkey PRIMARY KEY (tenant, sku, slot),
-	CONSTRAINT stock_slot_sku_fk FOREIGN KEY (tenant, sku)
-		REFERENCES inventory.sku (tenant, sku),
+	location	inventory.name_id NOT NULL,
+	CONSTRAINT stock_slot_pkey PRIMARY KEY (tenant, sku, location, slot),
+	CONSTRAINT stock_slot_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location),
 	CONSTRAINT stock_slot_slot_range CHECK (slot BETWEEN 0 AND 255),
 	CONSTRAINT stock_available_nonneg CHECK (available >= 0),
 	CONSTRAINT stock_reserved_nonneg CHECK (reserved >= 0),
 	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0)
 );
 COMMENT ON TABLE inventory.stock_slot IS
-	'Stock counters of one slot of a SKU; a SKU''s counters are the sums over its slots (view inventory.stock). Written only by the pg_inventory functions.';
+	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Written only by the pg_inventory functions.';
 COMMENT ON COLUMN inventory.stock_slot.tenant IS 'Tenant that owns the stock.';
 COMMENT ON COLUMN inventory.stock_slot.sku IS 'The SKU.';
-COMMENT ON COLUMN inventory.stock_slot.slot IS 'Slot number, 0 to slots - 1.';
+COMMENT ON COLUMN inventory.stock_slot.slot IS 'Slot number, 0 to slots - 1, at the location.';
 COMMENT ON COLUMN inventory.stock_slot.available IS 'Units of this slot that can still be reserved.';
 COMMENT ON COLUMN inventory.stock_slot.reserved IS 'Units of this slot held by pending reservations.';
 COMMENT ON COLUMN inventory.stock_slot.consumed IS 'Units of this slot taken by confirmed reservations.';
 COMMENT ON COLUMN inventory.stock_slot.updated_at IS 'When a counter of this slot last changed (pg_inventory clock).';
+COMMENT ON COLUMN inventory.stock_slot.location IS 'The location the units are at.';
 
 /* ---------------------------------------------------------------------
  * inventory.stock: each SKU's totals, as the table showed them before.
@@ -126,20 +197,53 @@ CROSS JOIN LATERAL (
 	FROM inventory.stock_slot s
 	WHERE s.tenant = k.tenant AND s.sku = k.sku) t;
 COMMENT ON VIEW inventory.stock IS
-	'Stock counters per (tenant, sku): the sums over the SKU''s slots. available + reserved + consumed equals the sum of stock_ledger.delta.';
+	'Stock counters per (tenant, sku): the sums over the SKU''s slots at every location (per location: inventory.location_stock). available + reserved + consumed equals the sum of stock_ledger.delta.';
 COMMENT ON COLUMN inventory.stock.tenant IS 'Tenant that owns the stock.';
 COMMENT ON COLUMN inventory.stock.sku IS 'Stock keeping unit, unique within the tenant.';
-COMMENT ON COLUMN inventory.stock.available IS 'Units that can still be reserved (never negative).';
+COMMENT ON COLUMN inventory.stock.available IS 'Units that are not held by a reservation (never negative), at every location, active or not, safety stock included.';
 COMMENT ON COLUMN inventory.stock.reserved IS 'Units held by pending reservations.';
 COMMENT ON COLUMN inventory.stock.consumed IS 'Units taken by confirmed reservations.';
 COMMENT ON COLUMN inventory.stock.slots IS 'Number of slots the counters are split over.';
 COMMENT ON COLUMN inventory.stock.created_at IS 'When the SKU was first stocked.';
 COMMENT ON COLUMN inventory.stock.updated_at IS 'When a counter last changed (pg_inventory clock).';
 
+/* ---------------------------------------------------------------------
+ * inventory.location_stock: the counters per (sku, location).
+ * ------------------------------------------------------------------- */
+CREATE VIEW inventory.location_stock AS
+SELECT l.tenant, l.sku, l.location, t.available, t.reserved, t.consumed,
+	   l.safety_stock, GREATEST(t.available - l.safety_stock, 0)::bigint AS sellable,
+	   l.low_threshold, l.level, l.version, k.slots, t.updated_at
+FROM inventory.stock_location l
+JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku
+CROSS JOIN LATERAL (
+	SELECT COALESCE(sum(s.available), 0)::bigint AS available,
+		   COALESCE(sum(s.reserved), 0)::bigint AS reserved,
+		   COALESCE(sum(s.consumed), 0)::bigint AS consumed,
+		   max(s.updated_at) AS updated_at
+	FROM inventory.stock_slot s
+	WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location) t;
+COMMENT ON VIEW inventory.location_stock IS
+	'Stock counters per (tenant, sku, location): the sums over the slots of the SKU at the location, with its stock policy and level. The rows of a SKU sum to its row of inventory.stock.';
+COMMENT ON COLUMN inventory.location_stock.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.location_stock.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.location_stock.location IS 'The location.';
+COMMENT ON COLUMN inventory.location_stock.available IS 'Units at the location not held by a reservation (never negative), safety stock included.';
+COMMENT ON COLUMN inventory.location_stock.reserved IS 'Units at the location held by pending reservations.';
+COMMENT ON COLUMN inventory.location_stock.consumed IS 'Units at the location taken by confirmed reservations.';
+COMMENT ON COLUMN inventory.location_stock.safety_stock IS 'Units of available that reservations never take.';
+COMMENT ON COLUMN inventory.location_stock.sellable IS 'Units reservations can take here: greatest(available - safety_stock, 0).';
+COMMENT ON COLUMN inventory.location_stock.low_threshold IS 'Units: the level is low when sellable is at most this and above 0; NULL: never low.';
+COMMENT ON COLUMN inventory.location_stock.level IS 'in_stock, low or out_of_stock as last computed; NULL until first computed.';
+COMMENT ON COLUMN inventory.location_stock.version IS 'Stock version, incremented by every stock event of this (sku, location).';
+COMMENT ON COLUMN inventory.location_stock.slots IS 'Number of slots the counters are split over at the location (the SKU''s slot count).';
+COMMENT ON COLUMN inventory.location_stock.updated_at IS 'When a counter at the location last changed (pg_inventory clock).';
+
 /*
  * A superuser repairing counters by hand (UPDATE inventory.stock SET ...)
- * changes the lowest slot by the difference; the functions never write
- * through the view.  Nobody else may write it (no privileges).
+ * changes the lowest slot of the lowest location (byte order) by the
+ * difference; the functions never write through the view.  Nobody else may
+ * write it (no privileges).
  */
 CREATE FUNCTION inventory._stock_view_update()
 	RETURNS trigger
@@ -158,18 +262,19 @@ BEGIN
 		   reserved = s.reserved + (NEW.reserved - OLD.reserved),
 		   consumed = s.consumed + (NEW.consumed - OLD.consumed)
 	 WHERE s.tenant = OLD.tenant AND s.sku = OLD.sku
-	   AND s.slot = (SELECT min(m.slot) FROM inventory.stock_slot m
-					  WHERE m.tenant = OLD.tenant AND m.sku = OLD.sku);
+	   AND (s.location, s.slot) = (SELECT m.location, m.slot FROM inventory.stock_slot m
+									WHERE m.tenant = OLD.tenant AND m.sku = OLD.sku
+									ORDER BY m.location, m.slot LIMIT 1);
 	RETURN NEW;
 END
 $$;
 COMMENT ON FUNCTION inventory._stock_view_update() IS
-	'INSTEAD OF UPDATE trigger of the view inventory.stock: applies a hand-made change of a counter to the SKU''s lowest slot (superusers only).';
+	'INSTEAD OF UPDATE trigger of the view inventory.stock: applies a hand-made change of a counter to the SKU''s lowest (location, slot) in byte order (superusers only).';
 REVOKE ALL ON FUNCTION inventory._stock_view_update() FROM PUBLIC;
 CREATE TRIGGER stock_view_update INSTEAD OF UPDATE ON inventory.stock
 	FOR EACH ROW EXECUTE FUNCTION inventory._stock_view_update();
 COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
-	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest slot.';
+	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest (location, slot).';
 
 
 /* ---------------------------------------------------------------------
@@ -185,6 +290,7 @@ CREATE TABLE inventory.reservation (
 	reason		text,
 	created_at	timestamptz NOT NULL,
 	updated_at	timestamptz NOT NULL,
+	request		jsonb,
 	CONSTRAINT reservation_pkey PRIMARY KEY (id),
 	CONSTRAINT reservation_request_key_unique UNIQUE (tenant, request_key),
 	CONSTRAINT reservation_state_valid CHECK (state IN ('pending', 'confirmed',
@@ -192,7 +298,8 @@ CREATE TABLE inventory.reservation (
 	CONSTRAINT reservation_expiry_unless_rejected
 		CHECK ((state = 'rejected') = (expires_at IS NULL)),
 	CONSTRAINT reservation_version_positive CHECK (version >= 1),
-	CONSTRAINT reservation_reason_length CHECK (char_length(reason) <= 1000)
+	CONSTRAINT reservation_reason_length CHECK (char_length(reason) <= 1000),
+	CONSTRAINT reservation_request_array CHECK (pg_catalog.jsonb_typeof(request) = 'array')
 );
 -- expire_due reads pending reservations oldest first: this partial index
 -- holds only pending rows, so its size follows the open reservations, not
@@ -210,29 +317,39 @@ COMMENT ON COLUMN inventory.reservation.version IS 'Starts at 1, incremented by 
 COMMENT ON COLUMN inventory.reservation.reason IS 'Reason given by the last cancel or compensate, if any.';
 COMMENT ON COLUMN inventory.reservation.created_at IS 'When the reserve call ran (pg_inventory clock).';
 COMMENT ON COLUMN inventory.reservation.updated_at IS 'When the state last changed (pg_inventory clock).';
+COMMENT ON COLUMN inventory.reservation.request IS
+	'The idempotency payload of the reserve call when the lines do not say it (a request with pinned locations, or after amend): [{"sku": s, "quantity": n[, "location": l]}, ...] sorted by (sku, location, no location first); NULL otherwise.';
 COMMENT ON INDEX inventory.reservation_pending_due IS 'Pending reservations by expiry, for expire_due.';
 
 /* ---------------------------------------------------------------------
- * reservation_line: one row per SKU of a reservation.
+ * reservation_line: one row per (SKU, location) of a reservation.
  * ------------------------------------------------------------------- */
 CREATE TABLE inventory.reservation_line (
 	reservation_id bigint NOT NULL,
 	tenant		inventory.name_id NOT NULL,
 	sku			inventory.name_id NOT NULL,
 	quantity	integer NOT NULL,
-	CONSTRAINT reservation_line_pkey PRIMARY KEY (reservation_id, sku),
+	location	inventory.name_id,
+	available	bigint,
+	CONSTRAINT reservation_line_unique
+		UNIQUE NULLS NOT DISTINCT (reservation_id, sku, location),
 	CONSTRAINT reservation_line_reservation_fk FOREIGN KEY (reservation_id)
 		REFERENCES inventory.reservation (id),
 	CONSTRAINT reservation_line_sku_fk FOREIGN KEY (tenant, sku)
 		REFERENCES inventory.sku (tenant, sku),
-	CONSTRAINT reservation_line_quantity_positive CHECK (quantity >= 1)
+	CONSTRAINT reservation_line_location_fk FOREIGN KEY (tenant, location)
+		REFERENCES inventory.location (tenant, location),
+	CONSTRAINT reservation_line_quantity_positive CHECK (quantity >= 1),
+	CONSTRAINT reservation_line_available_nonneg CHECK (available >= 0)
 );
 COMMENT ON TABLE inventory.reservation_line IS
-	'The SKUs of a reservation, one row per SKU with the summed quantity; rejected reservations keep their requested lines.';
+	'The lines of a reservation: one row per (sku, location) of its allocation with the units held there; rejected reservations keep their requested lines, one per (sku, pinned location or none).';
 COMMENT ON COLUMN inventory.reservation_line.reservation_id IS 'The reservation.';
 COMMENT ON COLUMN inventory.reservation_line.tenant IS 'The reservation''s tenant (kept for the stock foreign key).';
 COMMENT ON COLUMN inventory.reservation_line.sku IS 'The SKU held.';
-COMMENT ON COLUMN inventory.reservation_line.quantity IS 'Units of the SKU (all request lines of this SKU summed).';
+COMMENT ON COLUMN inventory.reservation_line.quantity IS 'Units of the SKU at the location (request lines of the same SKU and location summed); for a rejected line, the units requested.';
+COMMENT ON COLUMN inventory.reservation_line.location IS 'Where the units are held; for a rejected line the pinned location, NULL when the line did not pin one.';
+COMMENT ON COLUMN inventory.reservation_line.available IS 'Rejected lines only: the sellable units the line could use when it was refused (at its pinned location, else over all active locations); NULL otherwise.';
 
 /* ---------------------------------------------------------------------
  * stock_ledger: every receipt, return, loss and correction.
@@ -248,10 +365,11 @@ CREATE TABLE inventory.stock_ledger (
 	available_after bigint NOT NULL,
 	actor		text NOT NULL,
 	created_at	timestamptz NOT NULL,
+	location	inventory.name_id NOT NULL,
 	CONSTRAINT stock_ledger_pkey PRIMARY KEY (id),
 	CONSTRAINT stock_ledger_request_key_unique UNIQUE (tenant, request_key),
-	CONSTRAINT stock_ledger_sku_fk FOREIGN KEY (tenant, sku)
-		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT stock_ledger_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location),
 	CONSTRAINT stock_ledger_kind_valid
 		CHECK (kind IN ('receipt', 'return', 'loss', 'correction')),
 	CONSTRAINT stock_ledger_delta_sign_matches_kind CHECK (
@@ -260,9 +378,9 @@ CREATE TABLE inventory.stock_ledger (
 	CONSTRAINT stock_ledger_reason_length CHECK (char_length(reason) <= 1000),
 	CONSTRAINT stock_ledger_available_after_nonneg CHECK (available_after >= 0)
 );
-CREATE INDEX stock_ledger_tenant_sku ON inventory.stock_ledger (tenant, sku);
+CREATE INDEX stock_ledger_tenant_sku ON inventory.stock_ledger (tenant, sku, location);
 COMMENT ON TABLE inventory.stock_ledger IS
-	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku) is the net received stock.';
+	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku, location) is the net received stock at that location.';
 COMMENT ON COLUMN inventory.stock_ledger.id IS 'Surrogate key in insertion order.';
 COMMENT ON COLUMN inventory.stock_ledger.tenant IS 'Tenant of the stock.';
 COMMENT ON COLUMN inventory.stock_ledger.sku IS 'SKU of the stock.';
@@ -270,10 +388,11 @@ COMMENT ON COLUMN inventory.stock_ledger.request_key IS 'Idempotency key of the 
 COMMENT ON COLUMN inventory.stock_ledger.kind IS 'receipt (restock), return, loss or correction (adjust).';
 COMMENT ON COLUMN inventory.stock_ledger.delta IS 'Units added (positive) or removed (negative).';
 COMMENT ON COLUMN inventory.stock_ledger.reason IS 'Free-text reason given by the caller.';
-COMMENT ON COLUMN inventory.stock_ledger.available_after IS 'stock.available right after this record; what a replay returns.';
+COMMENT ON COLUMN inventory.stock_ledger.available_after IS 'Units available at the location right after this record; what a replay returns.';
 COMMENT ON COLUMN inventory.stock_ledger.actor IS 'Role in effect when the call ran.';
 COMMENT ON COLUMN inventory.stock_ledger.created_at IS 'When the call ran (pg_inventory clock).';
-COMMENT ON INDEX inventory.stock_ledger_tenant_sku IS 'Ledger sums per SKU for check_invariants.';
+COMMENT ON COLUMN inventory.stock_ledger.location IS 'Location of the stock.';
+COMMENT ON INDEX inventory.stock_ledger_tenant_sku IS 'Ledger sums per (SKU, location) for check_invariants.';
 
 /* ---------------------------------------------------------------------
  * reservation_transition: the transition log.
@@ -373,7 +492,9 @@ CREATE TABLE inventory.outbox (
 	CONSTRAINT outbox_event_type_valid CHECK (event_type IN (
 		'reservation.reserved', 'reservation.confirmed',
 		'reservation.cancelled', 'reservation.expired',
-		'reservation.compensated', 'stock.restocked', 'stock.adjusted')),
+		'reservation.compensated', 'reservation.extended',
+		'reservation.amended', 'stock.restocked', 'stock.adjusted',
+		'stock.out_of_stock', 'stock.back_in_stock', 'stock.low')),
 	CONSTRAINT outbox_attempts_nonneg CHECK (attempts >= 0),
 	CONSTRAINT outbox_reservation_fk FOREIGN KEY (reservation_id)
 		REFERENCES inventory.reservation (id),
@@ -390,7 +511,7 @@ COMMENT ON TABLE inventory.outbox IS
 	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay.';
 COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation.';
 COMMENT ON COLUMN inventory.outbox.event_id IS 'Unique event id; consumers deduplicate on it (AMQP message_id).';
-COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated, stock.restocked|adjusted (AMQP routing key).';
+COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated|extended|amended, stock.restocked|adjusted|out_of_stock|back_in_stock|low (AMQP routing key).';
 COMMENT ON COLUMN inventory.outbox.tenant IS 'Tenant the event belongs to.';
 COMMENT ON COLUMN inventory.outbox.reservation_id IS 'Reservation the event belongs to (NULL for stock events); events of one reservation are published in order.';
 COMMENT ON COLUMN inventory.outbox.payload IS 'The event as JSON; can be acted on alone.';
@@ -471,6 +592,9 @@ SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
 	'WHERE t.oid = ''inventory.tenant_grantee''::pg_catalog.regtype)');
 SELECT pg_catalog.pg_extension_config_dump('inventory.outbox', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.location', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.allocation_policy', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_location', '');
 
 /* ---------------------------------------------------------------------
  * The result type of the reservation functions.
@@ -482,17 +606,21 @@ CREATE TYPE inventory.outcome AS (
 	reservation_id bigint,
 	sku			text,
 	quantity	integer,
-	expires_at	timestamptz
+	expires_at	timestamptz,
+	lines		jsonb,
+	reason		text
 );
 COMMENT ON TYPE inventory.outcome IS
 	'Result of the reservation functions: what the call amounts to (status), the effective state after it, whether it changed data, and the reservation it concerns.';
-COMMENT ON COLUMN inventory.outcome.status IS 'What this call amounts to (reserved, insufficient, confirmed, expired, cancelled, compensated, pending, not_found).';
+COMMENT ON COLUMN inventory.outcome.status IS 'What this call amounts to (reserved, insufficient, confirmed, expired, cancelled, compensated, extended, amended, pending, not_found).';
 COMMENT ON COLUMN inventory.outcome.state IS 'The reservation''s effective state after the call; NULL if there is none.';
 COMMENT ON COLUMN inventory.outcome.applied IS 'True only if this call changed data.';
 COMMENT ON COLUMN inventory.outcome.reservation_id IS 'The reservation''s id; NULL if there is none.';
 COMMENT ON COLUMN inventory.outcome.sku IS 'The SKU when the reservation has one distinct SKU; NULL for several.';
 COMMENT ON COLUMN inventory.outcome.quantity IS 'Units of the reservation, all lines summed.';
 COMMENT ON COLUMN inventory.outcome.expires_at IS 'When the reservation expires (NULL for a rejected one).';
+COMMENT ON COLUMN inventory.outcome.lines IS 'The reservation''s lines: pending or finished, [{"sku", "location", "quantity"}] by (sku, location); rejected, [{"sku", "location" (pinned or null), "quantity", "available"}]; NULL if there is none.';
+COMMENT ON COLUMN inventory.outcome.reason IS 'The reason given to the last cancel or compensate (reservation.reason); NULL if none.';
 
 /* ---------------------------------------------------------------------
  * Functions.  All are SECURITY INVOKER with a pinned search_path: the C
@@ -509,7 +637,7 @@ CREATE FUNCTION inventory.reserve(tenant text, request_key text, sku text,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_reserve';
 COMMENT ON FUNCTION inventory.reserve(text, text, text, integer, interval) IS
-	'Holds quantity units (1 to 2147483647) of sku for tenant during ttl (a duration above zero and at most 7 days, without months or years; days of 24 hours), idempotent on (tenant, request_key): the same key and payload return the stored outcome with applied = false. Status reserved (state pending) or insufficient (state rejected, stored and frozen). Call it as SELECT * FROM inventory.reserve(...): (inventory.reserve(...)).* runs it once per column. Errors: 22023 bad argument (also a tenant, key or SKU not in Unicode NFC or with white space at either end), 42501 tenant not granted, IN002 SKU never stocked, IN001 key used with another payload.';
+	'Holds quantity units (1 to 2147483647) of sku for tenant during ttl (a duration above zero and at most 7 days, without months or years; days of 24 hours), at the active locations the allocation policy chooses, never taking safety stock; idempotent on (tenant, request_key): the same key and payload return the stored outcome with applied = false. Status reserved (state pending) or insufficient (state rejected, stored and frozen). Call it as SELECT * FROM inventory.reserve(...): (inventory.reserve(...)).* runs it once per column. Errors: 22023 bad argument (also a tenant, key or SKU not in Unicode NFC or with white space at either end), 42501 tenant not granted, IN002 SKU never stocked, IN001 key used with another payload.';
 
 CREATE FUNCTION inventory.reserve_lines(tenant text, request_key text,
 		lines jsonb, ttl interval DEFAULT '15 minutes')
@@ -518,7 +646,7 @@ CREATE FUNCTION inventory.reserve_lines(tenant text, request_key text,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_reserve_lines';
 COMMENT ON FUNCTION inventory.reserve_lines(text, text, jsonb, interval) IS
-	'Holds every line of [{"sku": ..., "quantity": ...}, ...] (1 to 100 lines, the same SKU summed, at most 2147483647 units in all) or none, during ttl as reserve, idempotent on (tenant, request_key) with the set of (sku, summed quantity) as payload. Status reserved or insufficient. Call it as SELECT * FROM inventory.reserve_lines(...). Errors: 22023, 42501, IN002, IN001.';
+	'Holds every line of [{"sku": ..., "quantity": ...[, "location": ...]}, ...] (1 to 100 lines, the same SKU and location summed, at most 2147483647 units in all) or none, during ttl as reserve: a line with "location" is held only at that location, the others where the allocation policy chooses; idempotent on (tenant, request_key) with the set of (sku, location, summed quantity) as payload. Status reserved or insufficient. Call it as SELECT * FROM inventory.reserve_lines(...). Errors: 22023, 42501, IN002, IN004 unknown location, IN001.';
 
 CREATE FUNCTION inventory.confirm(tenant text, request_key text)
 	RETURNS inventory.outcome
@@ -569,7 +697,7 @@ CREATE FUNCTION inventory.restock(tenant text, request_key text, sku text,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_restock';
 COMMENT ON FUNCTION inventory.restock(text, text, text, integer, text) IS
-	'Records a receipt of quantity units (1 to 2147483647) of sku for tenant, creating the SKU if new, idempotent on (tenant, request_key) among ledger keys; returns available after it (a replay returns the value stored with the record). Errors: 22023 bad argument, 42501 tenant not granted, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+	'Records a receipt of quantity units (1 to 2147483647) of sku for tenant at the location default (created, priority 100, active, when first needed), creating the SKU if new, idempotent on (tenant, request_key) among ledger keys; returns available at the location default after it (a replay returns the value stored with the record). Errors: 22023 bad argument, 42501 tenant not granted, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
 
 CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
 		delta bigint, kind text, reason text)
@@ -578,7 +706,7 @@ CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_adjust';
 COMMENT ON FUNCTION inventory.adjust(text, text, text, bigint, text, text) IS
-	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of available units with a reason, idempotent on (tenant, request_key) among ledger keys; returns available after it. Units held by pending reservations are never adjusted away. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN003 available would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of available units at the location default, with a reason, idempotent on (tenant, request_key) among ledger keys; returns available at the location default after it. Units held by pending reservations are never adjusted away. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN003 available would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
 
 CREATE FUNCTION inventory.check_invariants()
 	RETURNS TABLE(tenant text, sku text, check_name text, detail text)
@@ -671,7 +799,7 @@ CREATE FUNCTION inventory.set_stock_slots(tenant text, sku text, slots integer)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_set_stock_slots';
 COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
-	'Splits the SKU''s counters over slots (1 to 256) so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
+	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
 
 CREATE FUNCTION inventory.transition_rules()
 	RETURNS TABLE(call text, from_state text, to_state text,
@@ -681,5 +809,75 @@ CREATE FUNCTION inventory.transition_rules()
 	AS 'MODULE_PATHNAME', 'inventory_transition_rules';
 COMMENT ON FUNCTION inventory.transition_rules() IS
 	'The state machine of the reservation functions, one row per rule: the call (expire: expire_due, or any call that finds a due pending reservation), the state before (NULL: a new reservation), the state after, and the counters the units leave and enter (NULL: nothing moves).';
+
+CREATE FUNCTION inventory.set_location(tenant text, location text,
+		priority integer DEFAULT 100, active boolean DEFAULT true)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_location';
+COMMENT ON FUNCTION inventory.set_location(text, text, integer, boolean) IS
+	'Creates the location of tenant, or sets its priority (-1000000 to 1000000; the smaller serves reservations first, ties by name in byte order) and active flag (an inactive location serves no reservation but keeps its stock, holds and ledger); location is a name of 1 to 64 characters like a SKU. Returns true when something changed, false when the location already was so. Errors: 22023 bad argument (also a name not in Unicode NFC or with white space at either end, a priority out of range), 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.set_allocation_policy(tenant text, allow_split boolean)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_allocation_policy';
+COMMENT ON FUNCTION inventory.set_allocation_policy(text, boolean) IS
+	'Sets whether a reservation line of tenant that no single active location can serve whole may be filled from several active locations in (priority, location) order (allow_split; default false). Returns true when the policy changed. Errors: 22023 bad argument, 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.set_stock_policy(tenant text, sku text, location text,
+		safety_stock bigint DEFAULT 0, low_threshold bigint DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_stock_policy';
+COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
+	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when something changed. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
+
+CREATE FUNCTION inventory.restock(tenant text, request_key text, sku text,
+		location text, quantity integer, reason text DEFAULT NULL)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_restock_at';
+COMMENT ON FUNCTION inventory.restock(text, text, text, text, integer, text) IS
+	'Records a receipt of quantity units (1 to 2147483647) of sku at location for tenant, creating the SKU and its counters at the location if new, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it (a replay returns the value stored with the record). Writes stock.restocked and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
+		location text, delta bigint, kind text, reason text)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_adjust_at';
+COMMENT ON FUNCTION inventory.adjust(text, text, text, text, bigint, text, text) IS
+	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of delta available units of sku at location, with a reason, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it. Units held by pending reservations are never adjusted away. Writes stock.adjusted and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location, IN003 available at the location would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.availability(tenant text, skus text[])
+	RETURNS TABLE(sku text, location text, sellable bigint, available bigint,
+				  reserved bigint, consumed bigint)
+	LANGUAGE C STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_availability';
+COMMENT ON FUNCTION inventory.availability(text, text[]) IS
+	'For 1 to 1000 SKUs of tenant: one row per (sku, active location) the SKU is stocked at, in (sku, priority, location) order, then one total row of the SKU over those locations (location NULL); SKUs never stocked are absent. sellable: units reservations can take (greatest(available - safety_stock, 0)); available, reserved and consumed (units) are NULL unless the caller acts for every tenant (grant of *) or is a superuser. A plain snapshot read, no row locks. Errors: 22023 bad argument, 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.extend(tenant text, request_key text,
+		expires_at timestamptz)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_extend';
+COMMENT ON FUNCTION inventory.extend(text, text, timestamptz) IS
+	'Moves the expiry of an unexpired pending reservation later, to expires_at (at most 7 days after the reservation was created): status extended, applied, event reservation.extended; a target not after the current expiry changes nothing (extended, not applied). A due one is expired instead (applied); other states are reported unchanged. Status extended, expired, confirmed, cancelled, insufficient, compensated or not_found. Errors: 22023 bad argument (also expires_at not after the clock or past created_at + 7 days), 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.amend(tenant text, request_key text, lines jsonb)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_amend';
+COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
+	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;

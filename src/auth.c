@@ -79,6 +79,25 @@ InventoryAuthorise(InventoryCall *call, const char *tenant)
 						 quote_literal_cstr(tenant), quote_literal_cstr(call->actor))));
 }
 
+/*
+ * InventoryActsForAll
+ *		Whether the caller of call acts for every tenant: it is a superuser,
+ *		or it has the privileges of a role granted '*' (read as
+ *		InventoryAuthorise reads grants).  For results that only operators
+ *		see (availability's counters).  Runs as the owner, inside the call.
+ */
+bool
+InventoryActsForAll(InventoryCall *call)
+{
+	Datum		values[2];
+
+	if (superuser_arg(call->caller))
+		return true;
+	values[0] = CStringGetTextDatum("*");
+	values[1] = ObjectIdGetDatum(call->caller);
+	return InventoryRunLatest(&granted, values, NULL) > 0;
+}
+
 /* Runs one utility statement (DDL) of a grant change. */
 static void
 RunUtility(const char *sql)

@@ -82,7 +82,7 @@ typedef struct CountsCheck
 	InventoryStatement statement;
 } CountsCheck;
 
-static CountsCheck counts_checks[2];
+static CountsCheck counts_checks[3];
 
 static InventoryStatement *
 CountsCheckOf(const InventoryStorage *storage)
@@ -107,6 +107,78 @@ CountsCheckOf(const InventoryStorage *storage)
 	elog(ERROR, "pg_inventory: more storages than counts checks");
 	return NULL;
 }
+
+/*
+ * 0.5 on: the counts of every (sku, location), over its slots, against the
+ * ledger records and the lines of pending and confirmed reservations at
+ * that location; and no record or held line at a (sku, location) without
+ * counters (or, for a line, without a location).  Numeric sums, one
+ * snapshot.
+ */
+static InventoryStatement check_locations = {
+	"check invariants per location",
+	"WITH c AS (SELECT sl.tenant::text AS tenant, sl.sku::text AS sku, "
+	"sl.location::text AS location, COALESCE(sum(s.available), 0) AS available, "
+	"COALESCE(sum(s.reserved), 0) AS reserved, "
+	"COALESCE(sum(s.consumed), 0) AS consumed "
+	"FROM inventory.stock_location sl LEFT JOIN inventory.stock_slot s "
+	"ON s.tenant = sl.tenant AND s.sku = sl.sku AND s.location = sl.location "
+	"GROUP BY sl.tenant, sl.sku, sl.location), "
+	"led AS (SELECT g.tenant::text AS tenant, g.sku::text AS sku, "
+	"g.location::text AS location, sum(g.delta) AS net "
+	"FROM inventory.stock_ledger g GROUP BY g.tenant, g.sku, g.location), "
+	"held AS (SELECT l.tenant::text AS tenant, l.sku::text AS sku, "
+	"l.location::text AS location, "
+	"COALESCE(sum(l.quantity) FILTER (WHERE r.state = 'pending'), 0) AS pending, "
+	"COALESCE(sum(l.quantity) FILTER (WHERE r.state = 'confirmed'), 0) AS confirmed "
+	"FROM inventory.reservation_line l "
+	"JOIN inventory.reservation r ON r.id = l.reservation_id "
+	"WHERE r.state IN ('pending', 'confirmed') "
+	"GROUP BY l.tenant, l.sku, l.location), "
+	"k AS (SELECT c.tenant, c.sku, c.location FROM c "
+	"UNION SELECT led.tenant, led.sku, led.location FROM led "
+	"UNION SELECT held.tenant, held.sku, held.location FROM held), "
+	"x AS (SELECT k.tenant, k.sku, k.location, c.tenant IS NOT NULL AS stocked, "
+	"COALESCE(c.available, 0) AS available, COALESCE(c.reserved, 0) AS reserved, "
+	"COALESCE(c.consumed, 0) AS consumed, "
+	"COALESCE(c.available + c.reserved + c.consumed, 0) AS total, "
+	"COALESCE(led.net, 0) AS net, COALESCE(held.pending, 0) AS pending, "
+	"COALESCE(held.confirmed, 0) AS confirmed, "
+	"led.tenant IS NOT NULL AS recorded, held.tenant IS NOT NULL AS holding "
+	"FROM k LEFT JOIN c ON c.tenant = k.tenant AND c.sku = k.sku "
+	"AND c.location = k.location "
+	"LEFT JOIN led ON led.tenant = k.tenant AND led.sku = k.sku "
+	"AND led.location = k.location "
+	"LEFT JOIN held ON held.tenant = k.tenant AND held.sku = k.sku "
+	"AND held.location IS NOT DISTINCT FROM k.location) "
+	"SELECT x.tenant, x.sku, 'location_counts_match_ledger'::text, "
+	"format('at location \"%s\": available %s + reserved %s + consumed %s = %s, "
+	"but the ledger there nets %s', "
+	"x.location, x.available, x.reserved, x.consumed, x.total, x.net) "
+	"FROM x WHERE x.stocked AND x.total <> x.net "
+	"UNION ALL "
+	"SELECT x.tenant, x.sku, 'location_reserved_matches_pending', "
+	"format('at location \"%s\": reserved is %s, but pending reservations hold %s there', "
+	"x.location, x.reserved, x.pending) "
+	"FROM x WHERE x.stocked AND x.reserved <> x.pending "
+	"UNION ALL "
+	"SELECT x.tenant, x.sku, 'location_consumed_matches_confirmed', "
+	"format('at location \"%s\": consumed is %s, but confirmed reservations hold %s there', "
+	"x.location, x.consumed, x.confirmed) "
+	"FROM x WHERE x.stocked AND x.consumed <> x.confirmed "
+	"UNION ALL "
+	"SELECT x.tenant, x.sku, 'location_stocked', "
+	"CASE WHEN x.location IS NULL "
+	"THEN format('pending or confirmed reservations hold %s units at no location', "
+	"x.pending + x.confirmed) "
+	"ELSE format('location \"%s\" has no counters of the SKU, but %s', x.location, "
+	"concat_ws(' and ', CASE WHEN x.recorded THEN format('the ledger there nets %s', x.net) END, "
+	"CASE WHEN x.holding THEN format('reservations hold %s units there', "
+	"x.pending + x.confirmed) END)) END "
+	"FROM x WHERE NOT x.stocked "
+	"ORDER BY 1, 2, 3, 4",
+	0, {InvalidOid}
+};
 
 /* Runs a read-only check and appends its rows to the result set. */
 static void
@@ -137,7 +209,14 @@ EmitCheckRows(ReturnSetInfo *rsinfo, InventoryStatement *check)
  * net received), counts_in_range (that total fits a bigint),
  * counts_nonnegative, reserved_matches_pending, consumed_matches_confirmed,
  * transition_log_matches_version (one log row per version), and with slots
- * (0.3 on) slots_match_sku (slots numbered 0 to slots - 1).
+ * (0.3 on) slots_match_sku (slots numbered 0 to slots - 1).  With
+ * locations (0.5 on) the checks above stay per SKU (sums over its
+ * locations) and these hold per (sku, location):
+ * location_counts_match_ledger (available + reserved + consumed there =
+ * the ledger's net there), location_reserved_matches_pending,
+ * location_consumed_matches_confirmed (the lines held there), and
+ * location_stocked (no ledger record or held line at a location where the
+ * SKU has no counters, nor a held line at no location).
  */
 Datum
 inventory_check_invariants(PG_FUNCTION_ARGS)
@@ -150,6 +229,8 @@ inventory_check_invariants(PG_FUNCTION_ARGS)
 	EmitCheckRows(rsinfo, CountsCheckOf(call.storage));
 	if (call.storage->check != NULL)
 		EmitCheckRows(rsinfo, call.storage->check);
+	if (call.located)
+		EmitCheckRows(rsinfo, &check_locations);
 	InventoryEndCall(&call);
 	return (Datum) 0;
 }

@@ -161,6 +161,24 @@ extern void InventoryKeyReused(const char *key, const char *detail,
 extern void InventoryBrokenSku(const char *tenant, const char *sku,
 							   int64 units) pg_attribute_noreturn();
 
+/*
+ * Locations (schema 0.5 on): location.c (set_location,
+ * set_allocation_policy, set_stock_policy, availability), level.c (stock
+ * levels and their events), auth.c (acting for every tenant)
+ */
+#define INVENTORY_DEFAULT_LOCATION	"default"
+#define INVENTORY_PRIORITY_MAX		1000000
+#define INVENTORY_AVAILABILITY_MAX_SKUS 1000
+extern void InventoryRequireLocated(const InventoryCall *call,
+									const char *function);
+extern void InventoryUnknownLocation(const char *tenant,
+									 const char *location) pg_attribute_noreturn();
+extern void InventoryCheckLevels(int n, const char *const *tenants,
+								 const char *const *skus,
+								 const char *const *locations,
+								 TimestampTz now);
+extern bool InventoryActsForAll(InventoryCall *call);
+
 /* worker.c */
 extern void InventoryRegisterWorker(void);
 PGDLLEXPORT void InventoryWorkerMain(Datum main_arg);

@@ -20,8 +20,10 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 
+#include "allocate.h"
 #include "pg_inventory.h"
 #include "storage.h"
 
@@ -33,6 +35,11 @@ PG_FUNCTION_INFO_V1(inventory_compensate);
 PG_FUNCTION_INFO_V1(inventory_lookup);
 PG_FUNCTION_INFO_V1(inventory_expire_due);
 PG_FUNCTION_INFO_V1(inventory_transition_rules);
+PG_FUNCTION_INFO_V1(inventory_extend);
+PG_FUNCTION_INFO_V1(inventory_amend);
+
+/* The statement of a call's schema generation: name, or name_located (0.5) */
+#define STMT(call, name) ((call)->located ? &name##_located : &name)
 
 /*
  * The state machine: which call moves a reservation from which state to
@@ -58,6 +65,8 @@ static const TransitionRule transition_rules[] = {
 	{"cancel", "pending", "cancelled", COUNTER_RESERVED, COUNTER_AVAILABLE},
 	{"compensate", "confirmed", "compensated", COUNTER_CONSUMED, COUNTER_AVAILABLE},
 	{"expire", "pending", "expired", COUNTER_RESERVED, COUNTER_AVAILABLE},
+	{"extend", "pending", "pending", COUNTER_NONE, COUNTER_NONE},
+	{"amend", "pending", "pending", COUNTER_AVAILABLE, COUNTER_RESERVED},
 };
 
 static const char *const counter_names[INVENTORY_COUNTERS] = {
@@ -87,6 +96,9 @@ typedef struct StoredReservation
 	TimestampTz expires_at;
 	int32		version;
 	InventoryLines lines;
+	char	   *request;		/* 0.5: the stored payload (JSON) or NULL */
+	char	   *reason;			/* of the last cancel or compensate */
+	TimestampTz created_at;
 } StoredReservation;
 
 /* The columns of inventory.outcome */
@@ -97,6 +109,81 @@ typedef struct Outcome
 	bool		applied;
 	const StoredReservation *res;	/* NULL: no reservation */
 } Outcome;
+
+/* Whether the lines hold one distinct SKU (at one or more locations) */
+static bool
+OneSku(const InventoryLines *lines)
+{
+	int			i;
+
+	if (lines->count < 1)
+		return false;
+	for (i = 1; i < lines->count; i++)
+		if (strcmp(lines->items[i].sku, lines->items[0].sku) != 0)
+			return false;
+	return true;
+}
+
+/*
+ * LinesJson
+ *		The lines as a JSON array, by (sku, location): {"sku", "location",
+ *		"quantity"}, with "available" where known (the lines of a rejection)
+ *		when with_available; a request's unpinned line has no "location"
+ *		when with_available is false (the stored payload form).
+ */
+static char *
+LinesJson(const InventoryLines *lines, bool with_available)
+{
+	StringInfoData buf;
+	int			i;
+
+	initStringInfo(&buf);
+	appendStringInfoChar(&buf, '[');
+	for (i = 0; i < lines->count; i++)
+	{
+		const InventoryLine *l = &lines->items[i];
+
+		appendStringInfoString(&buf, i > 0 ? ", {\"sku\": " : "{\"sku\": ");
+		escape_json(&buf, l->sku);
+		if (l->location != NULL || with_available)
+		{
+			appendStringInfoString(&buf, ", \"location\": ");
+			if (l->location != NULL)
+				escape_json(&buf, l->location);
+			else
+				appendStringInfoString(&buf, "null");
+		}
+		appendStringInfo(&buf, ", \"quantity\": " INT64_FORMAT, l->quantity);
+		if (with_available && l->available >= 0)
+			appendStringInfo(&buf, ", \"available\": " INT64_FORMAT,
+							 l->available);
+		appendStringInfoChar(&buf, '}');
+	}
+	appendStringInfoChar(&buf, ']');
+	return buf.data;
+}
+
+/*
+ * SumBySku
+ *		The lines as a payload without locations: one line per SKU with the
+ *		units of all its locations (what a request that pins nothing asks).
+ */
+static void
+SumBySku(const InventoryLines *lines, InventoryLines *out)
+{
+	int			i;
+
+	out->count = lines->count;
+	out->total = lines->total;
+	out->items = palloc(sizeof(InventoryLine) * Max(lines->count, 1));
+	for (i = 0; i < lines->count; i++)
+	{
+		out->items[i] = lines->items[i];
+		out->items[i].location = NULL;
+		out->items[i].available = -1;
+	}
+	InventorySortLines(out);
+}
 
 /*
  * FinishCall
@@ -110,8 +197,10 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 {
 	FunctionCallInfo fcinfo = call->fcinfo;
 	InventoryFnCache *cache = InventoryCallCache(fcinfo);
-	Datum		values[7];
-	bool		nulls[7] = {false, false, false, false, false, false, false};
+	Datum		values[9];
+	bool		nulls[9] = {false, false, false, false, false, false, false,
+	true, true};
+	char	   *lines_json = NULL;
 	MemoryContext oldcxt;
 	HeapTuple	tuple;
 
@@ -126,6 +215,9 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 		cache->result = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
 		MemoryContextSwitchTo(oldcxt);
 	}
+	/* 0.5: the lines (allocation, or what a rejection had) and the reason */
+	if (res != NULL && cache->result->natts >= 9)
+		lines_json = LinesJson(&res->lines, true);
 	oldcxt = MemoryContextSwitchTo(call->outer_cxt);
 	values[0] = CStringGetTextDatum(status);
 	nulls[1] = (state == NULL);
@@ -137,13 +229,21 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 	else
 	{
 		values[3] = Int64GetDatum(res->id);
-		nulls[4] = (res->lines.count != 1);
+		nulls[4] = !OneSku(&res->lines);
 		if (!nulls[4])
 			values[4] = CStringGetTextDatum(res->lines.items[0].sku);
 		values[5] = Int32GetDatum((int32) res->lines.total);
 		nulls[6] = !res->has_expiry;
 		if (res->has_expiry)
 			values[6] = TimestampTzGetDatum(res->expires_at);
+		if (lines_json != NULL)
+		{
+			values[7] = DirectFunctionCall1(jsonb_in, CStringGetDatum(lines_json));
+			nulls[7] = false;
+			nulls[8] = (res->reason == NULL);
+			if (res->reason != NULL)
+				values[8] = CStringGetTextDatum(res->reason);
+		}
 	}
 	tuple = heap_form_tuple(cache->result, values, nulls);
 	MemoryContextSwitchTo(oldcxt);
@@ -173,6 +273,36 @@ static InventoryStatement lock_reservation = {
 };
 
 /*
+ * 0.5: the lines per (sku, location) with what a rejection had available,
+ * the stored payload, the reason and the creation time
+ */
+#define LINE_ORDER "ORDER BY l.sku, l.location NULLS FIRST"
+#define RESERVATION_COLUMNS_LOCATED \
+	"SELECT r.id, r.state, r.expires_at, r.version, " \
+	"ARRAY(SELECT l.sku::text FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
+	"ARRAY(SELECT l.quantity FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
+	"ARRAY(SELECT l.location::text FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
+	"ARRAY(SELECT COALESCE(l.available, -1) FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = r.id " LINE_ORDER "), " \
+	"r.request::text, r.reason, r.created_at " \
+	"FROM inventory.reservation r WHERE r.tenant = $1 AND r.request_key = $2"
+
+static InventoryStatement fetch_reservation_located = {
+	"fetch reservation",
+	RESERVATION_COLUMNS_LOCATED,
+	2, {TEXTOID, TEXTOID}
+};
+
+static InventoryStatement lock_reservation_located = {
+	"lock reservation",
+	RESERVATION_COLUMNS_LOCATED " FOR UPDATE OF r",
+	2, {TEXTOID, TEXTOID}
+};
+
+/*
  * FetchReservation
  *		Reads the reservation (tenant, key) with its lines; with lock, takes
  *		its row lock first (READ COMMITTED: waits for a concurrent change and
@@ -180,22 +310,26 @@ static InventoryStatement lock_reservation = {
  *		when there is none.
  */
 static bool
-FetchReservation(const char *tenant, const char *key, bool lock,
+FetchReservation(InventoryCall *call, const char *key, bool lock,
 				 bool read_only, StoredReservation *res)
 {
 	Datum		values[2];
 	bool		isnull;
 	Datum	   *skus;
 	Datum	   *qtys;
+	Datum	   *locs = NULL;
+	bool	   *locnulls = NULL;
+	Datum	   *avails = NULL;
 	int			nskus;
 	int			nqtys;
 	int			i;
 	uint64		n;
+	InventoryStatement *fetch = STMT(call, fetch_reservation);
 
-	values[0] = CStringGetTextDatum(tenant);
+	values[0] = CStringGetTextDatum(call->tenant);
 	values[1] = CStringGetTextDatum(key);
-	n = read_only ? InventoryRunReadOnly(&fetch_reservation, values, NULL) :
-		InventoryRun(lock ? &lock_reservation : &fetch_reservation, values,
+	n = read_only ? InventoryRunReadOnly(fetch, values, NULL) :
+		InventoryRun(lock ? STMT(call, lock_reservation) : fetch, values,
 					 NULL, SPI_OK_SELECT);
 	if (n == 0)
 		return false;
@@ -210,15 +344,32 @@ FetchReservation(const char *tenant, const char *key, bool lock,
 	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 6, &isnull)),
 					  INT4OID, 4, true, TYPALIGN_INT, &qtys, NULL, &nqtys);
 	Assert(nskus == nqtys);
+	res->request = NULL;
+	res->reason = NULL;
+	res->created_at = 0;
+	if (call->located)
+	{
+		deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 7, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &locs, &locnulls,
+						  &nqtys);
+		deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 8, &isnull)),
+						  INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE, &avails,
+						  NULL, &nqtys);
+		res->request = InventoryResultText(0, 9);
+		res->reason = InventoryResultText(0, 10);
+		res->created_at = DatumGetTimestampTz(InventoryResultDatum(0, 11, &isnull));
+	}
 	res->lines.count = nskus;
 	res->lines.total = 0;
 	res->lines.items = palloc(sizeof(InventoryLine) * Max(nskus, 1));
 	for (i = 0; i < nskus; i++)
 	{
 		res->lines.items[i].sku = TextDatumGetCString(skus[i]);
-		res->lines.items[i].location = NULL;
+		res->lines.items[i].location = (locs == NULL || locnulls[i]) ? NULL :
+			TextDatumGetCString(locs[i]);
 		res->lines.items[i].quantity = DatumGetInt32(qtys[i]);
-		res->lines.items[i].available = -1;
+		res->lines.items[i].available = avails == NULL ? -1 :
+			DatumGetInt64(avails[i]);
 		res->lines.total += res->lines.items[i].quantity;
 	}
 	return true;
@@ -275,6 +426,31 @@ StateStatus(const char *state)
 	"ORDER BY l.sku) FROM inventory.reservation_line l WHERE l.reservation_id = r.id)"
 
 /*
+ * 0.5: events also carry the reason (r.reason) of the last cancel or
+ * compensate, and lines their location
+ */
+#define RESERVATION_EVENT_LOCATED(etype, now, lines) \
+	"jsonb_build_object('event_id', e.event_id, 'event_type', " etype \
+	", 'tenant', r.tenant, 'request_key', r.request_key, " \
+	"'reservation_id', r.id, 'state', r.state, 'version', r.version, " \
+	"'lines', " lines ", 'reason', r.reason, " \
+	"'expires_at', to_char(r.expires_at AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'), " \
+	"'occurred_at', to_char((" now ") AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'))"
+
+#define STORED_LINES_JSON_LOCATED \
+	"(SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'location', l.location, " \
+	"'quantity', l.quantity) " LINE_ORDER ") " \
+	"FROM inventory.reservation_line l WHERE l.reservation_id = r.id)"
+
+/* lines given as arrays $2 skus, $3 quantities, $9 locations */
+#define GIVEN_LINES_JSON_LOCATED \
+	"(SELECT jsonb_agg(jsonb_build_object('sku', u.sku, 'location', u.location, " \
+	"'quantity', u.qty) ORDER BY u.sku, u.location) " \
+	"FROM unnest($2, $3, $9) AS u(sku, qty, location))"
+
+/*
  * One guarded state change of a locked reservation, its log row and its
  * event (reservation.<to_state>).  The WHERE clause repeats the expected
  * old state and version, so a caller that got either wrong changes nothing
@@ -298,6 +474,53 @@ static InventoryStatement change_state = {
 	", $6 FROM r, e",
 	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
 };
+
+static InventoryStatement change_state_located = {
+	"change reservation state",
+	"WITH r AS (UPDATE inventory.reservation r SET state = $3, "
+	"version = r.version + 1, reason = COALESCE($4, r.reason), updated_at = $6 "
+	"WHERE r.id = $1 AND r.state = $2 AND r.version = $7 "
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at, "
+	"r.reason), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, $2, r.state, $4, $5, r.version, $6 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.' || r.state, r.tenant, r.id, "
+	RESERVATION_EVENT_LOCATED("'reservation.' || r.state", "$6",
+							  STORED_LINES_JSON_LOCATED)
+	", $6 FROM r, e",
+	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+};
+
+/*
+ * CheckLevels
+ *		0.5: after the available units of the lines' (sku, location) pairs
+ *		changed, writes the stock level events of the pairs whose level it
+ *		changed (level.c).
+ */
+static void
+CheckLevels(InventoryCall *call, const InventoryLines *lines, TimestampTz now)
+{
+	const char **tenants = palloc(sizeof(char *) * Max(lines->count, 1));
+	const char **skus = palloc(sizeof(char *) * Max(lines->count, 1));
+	const char **locations = palloc(sizeof(char *) * Max(lines->count, 1));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+		if (lines->items[i].location != NULL)
+		{
+			tenants[n] = call->tenant;
+			skus[n] = lines->items[i].sku;
+			locations[n] = lines->items[i].location;
+			n++;
+		}
+	if (n > 0)
+		InventoryCheckLevels(n, tenants, skus, locations, now);
+}
 
 /*
  * ApplyRule
@@ -326,11 +549,16 @@ ApplyRule(InventoryCall *call, const TransitionRule *rule,
 	values[4] = CStringGetTextDatum(call->actor);
 	values[5] = TimestampTzGetDatum(now);
 	values[6] = Int32GetDatum(res->version);
-	if (InventoryRun(&change_state, values, nulls, SPI_OK_INSERT) != 1)
+	if (InventoryRun(STMT(call, change_state), values, nulls,
+					 SPI_OK_INSERT) != 1)
 		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT
 			 " changed under its row lock", res->id);
 	res->state = (char *) rule->to;
 	res->version++;
+	if (reason != NULL)
+		res->reason = (char *) reason;
+	if (call->located && rule->give == COUNTER_AVAILABLE)
+		CheckLevels(call, &res->lines, now);
 }
 
 /*
@@ -344,7 +572,17 @@ static InventoryStatement claim_key = {
 	"(tenant, request_key, state, expires_at, version, created_at, updated_at) "
 	"VALUES ($1, $2, 'pending', $3, 1, $4, $4) "
 	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id",
-	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID}
+	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
+};
+
+/* 0.5: also stores the payload $5 when it pins locations (else NULL) */
+static InventoryStatement claim_key_located = {
+	"claim request key",
+	"INSERT INTO inventory.reservation AS r "
+	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
+	"request) VALUES ($1, $2, 'pending', $3, 1, $4, $4, $5) "
+	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id",
+	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
 };
 
 /*
@@ -373,8 +611,32 @@ static InventoryStatement record_reserved = {
 					  "'quantity', u.qty) ORDER BY u.sku) "
 					  "FROM unnest($2, $3) AS u(sku, qty))")
 	", $5 FROM r, e",
-	8, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
-	TEXTOID, TIMESTAMPTZOID}
+	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
+	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}
+};
+
+/* 0.5: the lines are the allocation, one per (sku $2, location $9) */
+static InventoryStatement record_reserved_located = {
+	"record reservation",
+	"WITH r AS (SELECT $1::bigint AS id, $6::text AS tenant, "
+	"$7::text AS request_key, 'pending'::text AS state, 1 AS version, "
+	"$8::timestamptz AS expires_at, NULL::text AS reason), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity, location) "
+	"SELECT r.id, r.tenant, u.sku, u.qty, u.location "
+	"FROM r, unnest($2, $3, $9) AS u(sku, qty, location)), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, NULL, r.state, NULL, $4, r.version, $5 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.reserved', r.tenant, r.id, "
+	RESERVATION_EVENT_LOCATED("'reservation.reserved'", "$5",
+							  GIVEN_LINES_JSON_LOCATED)
+	", $5 FROM r, e",
+	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
+	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}
 };
 
 /*
@@ -394,8 +656,94 @@ static InventoryStatement record_rejected = {
 	"INSERT INTO inventory.reservation_transition "
 	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
 	"SELECT r.id, NULL, r.state, 'insufficient stock', $4, r.version, $5 FROM r",
-	5, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID}
+	7, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID,
+	TEXTARRAYOID, INT8ARRAYOID}
 };
+
+/*
+ * 0.5: each requested line with its pinned location ($6, NULL: none) and
+ * the units it could use at that moment ($7)
+ */
+static InventoryStatement record_rejected_located = {
+	"record rejection",
+	"WITH r AS (UPDATE inventory.reservation r SET state = 'rejected', "
+	"expires_at = NULL, updated_at = $5 "
+	"WHERE r.id = $1 AND r.state = 'pending' AND r.version = 1 "
+	"RETURNING r.id, r.tenant, r.state, r.version), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity, location, available) "
+	"SELECT r.id, r.tenant, u.sku, u.qty, u.location, u.available "
+	"FROM r, unnest($2, $3, $6, $7) AS u(sku, qty, location, available)) "
+	"INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, NULL, r.state, 'insufficient stock', $4, r.version, $5 FROM r",
+	7, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID,
+	TEXTARRAYOID, INT8ARRAYOID}
+};
+
+/* The locations of the lines as a text[] Datum (NULL elements allowed) */
+static Datum
+LocationArray(const InventoryLines *lines)
+{
+	Datum	   *elems = palloc(sizeof(Datum) * Max(lines->count, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(lines->count, 1));
+	int			dims[1] = {lines->count};
+	int			lbs[1] = {1};
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+	{
+		nulls[i] = lines->items[i].location == NULL;
+		elems[i] = nulls[i] ? (Datum) 0 :
+			CStringGetTextDatum(lines->items[i].location);
+	}
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+											  TEXTOID, -1, false,
+											  TYPALIGN_INT));
+}
+
+/* The available units of the lines as an int8[] Datum */
+static Datum
+AvailableArray(const InventoryLines *lines)
+{
+	int64	   *items = palloc(sizeof(int64) * Max(lines->count, 1));
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+		items[i] = lines->items[i].available;
+	return InventoryInt8Array(items, lines->count);
+}
+
+/* Whether a request pins a location on any line */
+static bool
+PinsLocation(const InventoryLines *lines)
+{
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+		if (lines->items[i].location != NULL)
+			return true;
+	return false;
+}
+
+/*
+ * StoredPayload
+ *		0.5: what a reservation was asked for, to compare a replay with: the
+ *		stored request when there is one, else its lines summed per SKU.
+ */
+static void
+StoredPayload(InventoryCall *call, const StoredReservation *res,
+			  InventoryLines *payload)
+{
+	if (call->located && res->request != NULL)
+		InventoryParseLines(DatumGetJsonbP(DirectFunctionCall1(jsonb_in,
+															   CStringGetDatum(res->request))),
+							true, payload);
+	else if (call->located)
+		SumBySku(&res->lines, payload);
+	else
+		*payload = res->lines;
+}
 
 /*
  * ReserveLines
@@ -419,28 +767,47 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	InventoryCall call;
 	StoredReservation res;
 	TimestampTz now;
-	Datum		values[8];
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	bool		sufficient;
+	InventoryLines held = {0, 0, NULL};
+	InventoryLines rejection = {0, 0, NULL};
 
 	InventoryBeginCall(fcinfo, &call, tenant);
+	if (!call.located && PinsLocation(lines))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("locations need pg_inventory 0.5 or later in this database"),
+				 errhint("Run ALTER EXTENSION pg_inventory UPDATE.")));
 	now = InventoryNow();
 	res.expires_at = InventoryExpiry(now, ttl_usecs);
+	res.request = NULL;
+	res.reason = NULL;
 
 	/* 1. claim the key */
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(key);
 	values[2] = TimestampTzGetDatum(res.expires_at);
 	values[3] = TimestampTzGetDatum(now);
-	if (InventoryRun(&claim_key, values, NULL, SPI_OK_INSERT_RETURNING) == 0)
+	if (PinsLocation(lines))
+		values[4] = DirectFunctionCall1(jsonb_in,
+										CStringGetDatum(LinesJson(lines, false)));
+	else
+		nulls[4] = 'n';
+	if (InventoryRun(STMT(&call, claim_key), values, nulls,
+					 SPI_OK_INSERT_RETURNING) == 0)
 	{
+		InventoryLines payload;
+
 		/* 2. replay or refusal */
-		if (!FetchReservation(tenant, key, false, false, &res))
+		if (!FetchReservation(&call, key, false, false, &res))
 			elog(ERROR, "pg_inventory: request key \"%s\" conflicted but is not visible",
 				 key);
-		if (!InventoryLinesEqual(&res.lines, lines))
+		StoredPayload(&call, &res, &payload);
+		if (!InventoryLinesEqual(&payload, lines))
 			InventoryKeyReused(key,
 							   psprintf("Reservation " INT64_FORMAT " of tenant \"%s\" holds %s; this call asks for %s.",
-										res.id, tenant, InventoryLinesText(&res.lines),
+										res.id, tenant, InventoryLinesText(&payload),
 										InventoryLinesText(lines)),
 							   "Use a new request key for a new intent.");
 		return FinishCall(&call, ReserveStatus(&res),
@@ -450,15 +817,26 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	res.version = 1;
 	res.lines = *lines;
 
-	/* 3. hold the stock of every line, or of none */
-	sufficient = call.storage->hold(tenant, lines, now);
+	/* 3. hold the stock of every line, or of none (0.5: by the policy) */
+	if (call.located)
+	{
+		InventoryPolicy policy;
+
+		InventoryReadPolicy(tenant, &policy);
+		sufficient = InventoryAllocate(&call, lines, &policy, &held,
+									   &rejection, now);
+		res.lines = sufficient ? held : rejection;
+	}
+	else
+		sufficient = call.storage->hold(tenant, lines, now);
 	InventoryTestPause();
 	InventoryFaultPoint("hold");
 
 	/* 4. record the reservation, or store the rejection */
+	memset(nulls, ' ', sizeof(nulls));
 	values[0] = Int64GetDatum(res.id);
-	values[1] = InventorySkuArray(lines);
-	values[2] = InventoryQuantityArray(lines, INT4OID);
+	values[1] = InventorySkuArray(&res.lines);
+	values[2] = InventoryQuantityArray(&res.lines, INT4OID);
 	values[3] = CStringGetTextDatum(call.actor);
 	values[4] = TimestampTzGetDatum(now);
 	if (sufficient)
@@ -466,15 +844,30 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		values[5] = CStringGetTextDatum(tenant);
 		values[6] = CStringGetTextDatum(key);
 		values[7] = TimestampTzGetDatum(res.expires_at);
-		if (InventoryRun(&record_reserved, values, NULL, SPI_OK_INSERT) != 1)
+		if (call.located)
+			values[8] = LocationArray(&res.lines);
+		else
+			nulls[8] = 'n';
+		if (InventoryRun(STMT(&call, record_reserved), values, nulls,
+						 SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
 				 res.id);
 		res.state = "pending";
 		res.has_expiry = true;
+		if (call.located)
+			CheckLevels(&call, &res.lines, now);
 	}
 	else
 	{
-		if (InventoryRun(&record_rejected, values, NULL, SPI_OK_INSERT) != 1)
+		if (call.located)
+		{
+			values[5] = LocationArray(&res.lines);
+			values[6] = AvailableArray(&res.lines);
+		}
+		else
+			nulls[5] = nulls[6] = 'n';
+		if (InventoryRun(STMT(&call, record_rejected), values, nulls,
+						 SPI_OK_INSERT) != 1)
 			elog(ERROR, "pg_inventory: rejection of reservation " INT64_FORMAT
 				 " not recorded", res.id);
 		res.state = "rejected";
@@ -528,7 +921,7 @@ inventory_reserve_lines(PG_FUNCTION_ARGS)
 	int64		ttl;
 
 	InventoryRequireArg(fcinfo, 2, "lines");
-	InventoryParseLines(PG_GETARG_JSONB_P(2), false, &lines);
+	InventoryParseLines(PG_GETARG_JSONB_P(2), true, &lines);
 	ttl = InventoryTtlArg(fcinfo, 3);
 	return ReserveLines(fcinfo, tenant, key, &lines, ttl);
 }
@@ -552,7 +945,7 @@ Transition(FunctionCallInfo fcinfo, const char *call_name, const char *tenant,
 	TimestampTz now;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	if (!FetchReservation(tenant, key, true, false, &res))
+	if (!FetchReservation(&call, key, true, false, &res))
 		return FinishCall(&call, "not_found", NULL, false, NULL);
 
 	/* the row lock is held: this is the moment of the check */
@@ -644,7 +1037,7 @@ inventory_lookup(PG_FUNCTION_ARGS)
 	StoredReservation res;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	if (!FetchReservation(tenant, key, false, true, &res))
+	if (!FetchReservation(&call, key, false, true, &res))
 		return FinishCall(&call, "not_found", NULL, false, NULL);
 	return FinishCall(&call, ReserveStatus(&res),
 					  EffectiveState(&res, InventoryNow()), false, &res);
@@ -657,19 +1050,25 @@ inventory_lookup(PG_FUNCTION_ARGS)
  * after it is locked, so a stale observation is never acted on.  Writes the
  * log rows and events and returns the ids.  $1 clock, $3 actor.
  */
-#define EXPIRE_DUE(due) \
+#define EXPIRE_DUE(due) EXPIRE_DUE_AS(due, "", \
+	RESERVATION_EVENT("'reservation.expired'", "$1", STORED_LINES_JSON))
+#define EXPIRE_DUE_LOCATED(due) EXPIRE_DUE_AS(due, ", r.reason", \
+	RESERVATION_EVENT_LOCATED("'reservation.expired'", "$1", \
+							  STORED_LINES_JSON_LOCATED))
+#define EXPIRE_DUE_AS(due, more, payload) \
 	"WITH due AS (" due " FOR UPDATE SKIP LOCKED), " \
 	"r AS (UPDATE inventory.reservation r SET state = 'expired', " \
 	"version = r.version + 1, updated_at = $1 FROM due " \
 	"WHERE r.id = due.id AND r.state = 'pending' " \
-	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at), " \
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at" \
+	more "), " \
 	"t AS (INSERT INTO inventory.reservation_transition " \
 	"(reservation_id, from_state, to_state, reason, actor, version, created_at) " \
 	"SELECT r.id, 'pending', r.state, 'expires_at reached', $3, r.version, $1 FROM r), " \
 	"o AS (INSERT INTO inventory.outbox " \
 	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
 	"SELECT e.event_id, 'reservation.expired', r.tenant, r.id, " \
-	RESERVATION_EVENT("'reservation.expired'", "$1", STORED_LINES_JSON) \
+	payload \
 	", $1 FROM r, LATERAL (SELECT gen_random_uuid() AS event_id, r.id AS rid) e) " \
 	"SELECT r.id FROM r ORDER BY r.id"
 
@@ -679,6 +1078,22 @@ static InventoryStatement expire_batch = {
 			   "WHERE d.state = 'pending' AND d.expires_at <= $1 "
 			   "ORDER BY d.expires_at, d.id LIMIT $2"),
 	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}
+};
+
+static InventoryStatement expire_batch_located = {
+	"expire due reservations",
+	EXPIRE_DUE_LOCATED("SELECT d.id FROM inventory.reservation d "
+					   "WHERE d.state = 'pending' AND d.expires_at <= $1 "
+					   "ORDER BY d.expires_at, d.id LIMIT $2"),
+	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}
+};
+
+static InventoryStatement expire_one_located = {
+	"expire one due reservation",
+	EXPIRE_DUE_LOCATED("SELECT d.id FROM inventory.reservation d "
+					   "WHERE d.id = $4 AND d.state = 'pending' AND d.expires_at <= $1 "
+					   "AND $2 > 0"),
+	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8OID}
 };
 
 static InventoryStatement expire_one = {
@@ -725,8 +1140,8 @@ ExpireWork(void *arg)
 	values[1] = Int32GetDatum(pass->max_rows);
 	values[2] = CStringGetTextDatum(pass->call->actor);
 	values[3] = Int64GetDatum(pass->only_id);
-	n = InventoryRun(pass->only_id != 0 ? &expire_one : &expire_batch, values,
-					 NULL, SPI_OK_SELECT);
+	n = InventoryRun(pass->only_id != 0 ? STMT(pass->call, expire_one) :
+					 STMT(pass->call, expire_batch), values, NULL, SPI_OK_SELECT);
 	if (n > 0)
 	{
 		int64	   *ids = palloc(sizeof(int64) * n);
@@ -900,4 +1315,374 @@ inventory_transition_rules(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	return (Datum) 0;
+}
+
+/*
+ * 0.5: a pending reservation's new expiry $2, with its log row and its
+ * reservation.extended event.  $1 id, $3 actor, $4 clock, $5 version read.
+ */
+static InventoryStatement extend_hold = {
+	"extend reservation",
+	"WITH r AS (UPDATE inventory.reservation r SET expires_at = $2, "
+	"version = r.version + 1, updated_at = $4 "
+	"WHERE r.id = $1 AND r.state = 'pending' AND r.version = $5 "
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at, "
+	"r.reason), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, 'pending', r.state, 'extended', $3, r.version, $4 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.extended', r.tenant, r.id, "
+	RESERVATION_EVENT_LOCATED("'reservation.extended'", "$4",
+							  STORED_LINES_JSON_LOCATED)
+	", $4 FROM r, e",
+	5, {INT8OID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+};
+
+/*
+ * LockPendingHold
+ *		The start of extend and amend: the reservation under its row lock,
+ *		the clock read after the lock.  Returns NULL when the call goes on;
+ *		else the call's result (not_found, the expiry of a due hold, or a
+ *		state other than pending reported unchanged).
+ */
+static bool
+LockPendingHold(InventoryCall *call, const char *key, StoredReservation *res,
+				TimestampTz *now, Datum *result)
+{
+	if (!call->located)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("extend and amend need pg_inventory 0.5 or later in this database"),
+				 errhint("Run ALTER EXTENSION pg_inventory UPDATE.")));
+	if (!FetchReservation(call, key, true, false, res))
+	{
+		*result = FinishCall(call, "not_found", NULL, false, NULL);
+		return false;
+	}
+	*now = InventoryNow();
+	if (strcmp(EffectiveState(res, *now), "expired") == 0 &&
+		strcmp(res->state, "pending") == 0)
+	{
+		ApplyRule(call, FindRule("expire", res->state), res,
+				  "expires_at reached", *now);
+		*result = FinishCall(call, "expired", res->state, true, res);
+		return false;
+	}
+	if (strcmp(res->state, "pending") != 0)
+	{
+		*result = FinishCall(call, StateStatus(res->state), res->state, false,
+							 res);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * inventory_extend
+ *		extend(tenant text, request_key text, expires_at timestamptz)
+ *		RETURNS inventory.outcome
+ *
+ * 0.5: moves a pending hold's expiry later, to expires_at, at most 7 days
+ * after the hold was created.  Under the reservation's row lock with the
+ * clock read after it; a transition row (pending -> pending, "extended"),
+ * a version step and one reservation.extended event.  A target at or
+ * before the current expiry changes nothing (status extended, applied
+ * false): the same call again is harmless.  A due hold is expired instead
+ * (status expired, applied); other states are reported unchanged
+ * (confirmed, cancelled, insufficient, compensated, expired), and
+ * not_found.  Errors: 22023 (NULL or infinite expires_at, or past the 7
+ * days), 42501.
+ */
+Datum
+inventory_extend(PG_FUNCTION_ARGS)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
+	TimestampTz target;
+	TimestampTz limit;
+	InventoryCall call;
+	StoredReservation res;
+	TimestampTz now;
+	Datum		result;
+	Datum		values[5];
+
+	InventoryRequireArg(fcinfo, 2, "expires_at");
+	target = PG_GETARG_TIMESTAMPTZ(2);
+	if (TIMESTAMP_NOT_FINITE(target))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("expires_at must be a finite instant"),
+				 errdetail("The value given is %s.",
+						   timestamptz_to_str(target))));
+
+	InventoryBeginCall(fcinfo, &call, tenant);
+	if (!LockPendingHold(&call, key, &res, &now, &result))
+		return result;
+	if (target <= res.expires_at)
+		return FinishCall(&call, "extended", res.state, false, &res);
+	limit = res.created_at + INVENTORY_TTL_MAX_USECS;
+	if (target > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("a hold lasts at most 7 days from its creation"),
+				 errdetail("Reservation " INT64_FORMAT " was created at %s; expires_at %s is later than %s.",
+						   res.id, timestamptz_to_str(res.created_at),
+						   timestamptz_to_str(target),
+						   timestamptz_to_str(limit)),
+				 errhint("Confirm the hold, or make a new reservation.")));
+
+	values[0] = Int64GetDatum(res.id);
+	values[1] = TimestampTzGetDatum(target);
+	values[2] = CStringGetTextDatum(call.actor);
+	values[3] = TimestampTzGetDatum(now);
+	values[4] = Int32GetDatum(res.version);
+	if (InventoryRun(&extend_hold, values, NULL, SPI_OK_INSERT) != 1)
+		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT
+			 " changed under its row lock", res.id);
+	res.expires_at = target;
+	res.version++;
+	return FinishCall(&call, "extended", res.state, true, &res);
+}
+
+/* 0.5: the lines of reservation $1, before amend writes them anew */
+static InventoryStatement drop_lines = {
+	"drop reservation lines",
+	"DELETE FROM inventory.reservation_line l WHERE l.reservation_id = $1",
+	1, {INT8OID}
+};
+
+/*
+ * 0.5: a pending reservation's new lines ($2 skus, $3 quantities, $9
+ * locations), its log row and its reservation.amended event; the payload
+ * it was asked for ($7) is kept when none was stored, so that a replay of
+ * the original reserve still matches.  $1 id, $4 actor, $5 clock, $6
+ * version read; $8 unused.
+ */
+static InventoryStatement amend_hold = {
+	"amend reservation",
+	"WITH r AS (UPDATE inventory.reservation r SET version = r.version + 1, "
+	"updated_at = $5, request = COALESCE(r.request, $7) "
+	"WHERE r.id = $1 AND r.state = 'pending' AND r.version = $6 "
+	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at, "
+	"r.reason), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity, location) "
+	"SELECT r.id, r.tenant, u.sku, u.qty, u.location "
+	"FROM r, unnest($2, $3, $9) AS u(sku, qty, location)), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT r.id, 'pending', r.state, 'amended', $4, r.version, $5 FROM r), "
+	"e AS (SELECT gen_random_uuid() AS event_id) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT e.event_id, 'reservation.amended', r.tenant, r.id, "
+	RESERVATION_EVENT_LOCATED("'reservation.amended'", "$5",
+							  GIVEN_LINES_JSON_LOCATED)
+	", $5 FROM r, e",
+	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
+	JSONBOID, TEXTOID, TEXTARRAYOID}
+};
+
+/* Units of sku in sorted, merged lines without locations (0 if absent) */
+static int64
+UnitsOf(const InventoryLines *lines, const char *sku)
+{
+	int			i;
+
+	for (i = 0; i < lines->count; i++)
+		if (strcmp(lines->items[i].sku, sku) == 0)
+			return lines->items[i].quantity;
+	return 0;
+}
+
+/* for sorting a SKU's held lines, the last location in policy order first */
+static const InventoryPolicy *release_policy;
+
+static int
+CompareReleaseOrder(const void *a, const void *b)
+{
+	const InventoryLine *la = (const InventoryLine *) a;
+	const InventoryLine *lb = (const InventoryLine *) b;
+	int			ra = InventoryPolicyRank(release_policy, la->location);
+	int			rb = InventoryPolicyRank(release_policy, lb->location);
+
+	if (ra < 0)
+		ra = PG_INT32_MAX;
+	if (rb < 0)
+		rb = PG_INT32_MAX;
+	return (rb > ra) - (rb < ra);
+}
+
+/*
+ * PlanRelease
+ *		Into releases: units units of sku taken back from the held lines,
+ *		from the location last in the policy's order first.
+ */
+static void
+PlanRelease(const InventoryLines *held, const InventoryPolicy *policy,
+			const char *sku, int64 units, InventoryLines *releases)
+{
+	InventoryLine *rows = palloc(sizeof(InventoryLine) * Max(held->count, 1));
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < held->count; i++)
+		if (strcmp(held->items[i].sku, sku) == 0)
+			rows[n++] = held->items[i];
+	release_policy = policy;
+	qsort(rows, n, sizeof(InventoryLine), CompareReleaseOrder);
+	for (i = 0; i < n && units > 0; i++)
+	{
+		InventoryLine *r = &releases->items[releases->count++];
+
+		*r = rows[i];
+		r->quantity = Min(rows[i].quantity, units);
+		units -= r->quantity;
+	}
+}
+
+/*
+ * inventory_amend
+ *		amend(tenant text, request_key text, lines jsonb)
+ *		RETURNS inventory.outcome
+ *
+ * 0.5: sets a pending hold's units per SKU to lines (reserve_lines' form,
+ * without "location"; a SKU left out is released): a lower quantity
+ * releases units (from the location last in the allocation policy's order
+ * first), a higher one or a new SKU takes the extra units by the
+ * allocation policy.  All or nothing: when the extra units are not there,
+ * nothing changes and the status is insufficient (state pending).  Under
+ * the reservation's row lock with the clock read after it; a transition
+ * row (pending -> pending, "amended"), a version step and one
+ * reservation.amended event.  The same target again changes nothing
+ * (status amended, applied false).  A due hold is expired instead; other
+ * states are reported unchanged, and not_found.  Errors: 22023 bad lines,
+ * 42501, IN002 a new SKU the tenant never stocked.
+ */
+Datum
+inventory_amend(PG_FUNCTION_ARGS)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", 0);
+	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", 0);
+	InventoryLines target;
+	InventoryLines current;
+	InventoryLines all;
+	InventoryLines increments = {0, 0, NULL};
+	InventoryLines releases = {0, 0, NULL};
+	InventoryLines taken = {0, 0, NULL};
+	InventoryLines shortage = {0, 0, NULL};
+	InventoryLines after;
+	InventoryPolicy policy;
+	InventoryCall call;
+	StoredReservation res;
+	TimestampTz now;
+	Datum		result;
+	Datum		values[9];
+	char		nulls[9] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', 'n', ' '};
+	const char **skus;
+	int			nskus;
+	int			i;
+
+	InventoryRequireArg(fcinfo, 2, "lines");
+	InventoryParseLines(PG_GETARG_JSONB_P(2), false, &target);
+
+	InventoryBeginCall(fcinfo, &call, tenant);
+	if (!LockPendingHold(&call, key, &res, &now, &result))
+		return result;
+	SumBySku(&res.lines, &current);
+	if (InventoryLinesEqual(&current, &target))
+		return FinishCall(&call, "amended", res.state, false, &res);
+
+	/* every SKU concerned, and what moves */
+	all.count = current.count + target.count;
+	all.items = palloc(sizeof(InventoryLine) * all.count);
+	memcpy(all.items, current.items, sizeof(InventoryLine) * current.count);
+	memcpy(all.items + current.count, target.items,
+		   sizeof(InventoryLine) * target.count);
+	InventorySortLines(&all);
+	nskus = InventoryDistinctSkus(&all, &skus);
+	InventoryReadPolicy(tenant, &policy);
+	increments.items = palloc(sizeof(InventoryLine) * Max(nskus, 1));
+	releases.items = palloc(sizeof(InventoryLine) * Max(res.lines.count, 1));
+	for (i = 0; i < nskus; i++)
+	{
+		int64		cur = UnitsOf(&current, skus[i]);
+		int64		tgt = UnitsOf(&target, skus[i]);
+
+		if (tgt > cur)
+		{
+			InventoryLine *l = &increments.items[increments.count++];
+
+			l->sku = (char *) skus[i];
+			l->location = NULL;
+			l->quantity = tgt - cur;
+			l->available = -1;
+			increments.total += tgt - cur;
+		}
+		else if (tgt < cur)
+			PlanRelease(&res.lines, &policy, skus[i], cur - tgt, &releases);
+	}
+
+	/* the extra units by the policy, on the exact units under lock */
+	if (increments.count > 0 &&
+		!InventoryAllocateExact(&call, &increments, &policy, nskus, skus,
+								&taken, &shortage))
+		return FinishCall(&call, "insufficient", res.state, false, &res);
+	if (taken.count > 0 && !call.storage->hold(tenant, &taken, now))
+		elog(ERROR, "pg_inventory: units planned under their row locks could not be held");
+	InventorySortLines(&releases);
+	if (releases.count > 0)
+		call.storage->move(tenant, &releases, COUNTER_RESERVED,
+						   COUNTER_AVAILABLE, now);
+	InventoryTestPause();
+	InventoryFaultPoint("records");
+
+	/* the lines after: held - released + taken, merged */
+	after.count = 0;
+	after.total = 0;
+	after.items = palloc(sizeof(InventoryLine) *
+						 (res.lines.count + releases.count + taken.count));
+	for (i = 0; i < res.lines.count; i++)
+		after.items[after.count++] = res.lines.items[i];
+	for (i = 0; i < releases.count; i++)
+	{
+		after.items[after.count] = releases.items[i];
+		after.items[after.count++].quantity = -releases.items[i].quantity;
+	}
+	for (i = 0; i < taken.count; i++)
+		after.items[after.count++] = taken.items[i];
+	InventorySortLines(&after);
+	{
+		int			out = 0;
+
+		for (i = 0; i < after.count; i++)
+			if (after.items[i].quantity > 0)
+			{
+				after.items[out++] = after.items[i];
+				after.total += after.items[i].quantity;
+			}
+		after.count = out;
+	}
+
+	values[0] = Int64GetDatum(res.id);
+	InventoryRun(&drop_lines, values, NULL, SPI_OK_DELETE);
+	values[1] = InventorySkuArray(&after);
+	values[2] = InventoryQuantityArray(&after, INT4OID);
+	values[3] = CStringGetTextDatum(call.actor);
+	values[4] = TimestampTzGetDatum(now);
+	values[5] = Int32GetDatum(res.version);
+	values[6] = DirectFunctionCall1(jsonb_in,
+									CStringGetDatum(LinesJson(&current, false)));
+	values[8] = LocationArray(&after);
+	if (InventoryRun(&amend_hold, values, nulls, SPI_OK_INSERT) != 1)
+		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT
+			 " changed under its row lock", res.id);
+	CheckLevels(&call, &taken, now);
+	CheckLevels(&call, &releases, now);
+	res.lines = after;
+	res.version++;
+	return FinishCall(&call, "amended", res.state, true, &res);
 }

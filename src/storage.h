@@ -90,6 +90,18 @@ typedef struct InventoryStorage
 } InventoryStorage;
 
 extern const InventoryStorage InventoryRowStorage;
+/* Units reservations may take of a SKU at a location (0.5 on) */
+typedef struct InventorySellable
+{
+	char	   *sku;
+	char	   *location;
+	int64		sellable;		/* available beyond the safety stock, >= 0 */
+} InventorySellable;
+
+extern int	InventoryLockSellable(const char *tenant, int nskus,
+								  const char *const *skus,
+								  InventorySellable **stock);
+
 extern const InventoryStorage InventorySlotStorage;
 extern const InventoryStorage InventoryLocatedStorage;
 

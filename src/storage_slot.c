@@ -45,13 +45,19 @@ PG_FUNCTION_INFO_V1(inventory_set_stock_slots);
 
 #define INVENTORY_SLOTS_MAX 256
 
-/* One locked slot row as read */
+/*
+ * One locked slot row as read.  location: NULL before 0.5; keep: the units
+ * of available that reservations never take at the slot's (sku, location),
+ * its safety stock (0 before 0.5)
+ */
 typedef struct SlotRow
 {
 	char	   *tenant;
 	char	   *sku;
+	char	   *location;
 	int32		slot;
 	int64		counter[INVENTORY_COUNTERS];
+	int64		keep;
 } SlotRow;
 
 /* The locked slots of one or more SKUs, in (tenant, sku, slot) order */
@@ -66,6 +72,7 @@ typedef struct SlotChange
 {
 	char	   *tenant;
 	char	   *sku;
+	char	   *location;
 	int32		slot;
 	int64		delta[INVENTORY_COUNTERS];
 } SlotChange;
@@ -95,10 +102,29 @@ AddSaturating(int64 a, int64 b)
 	return sum;
 }
 
+/*
+ * The statements of one layout of the slot rows: without a location (0.3
+ * and 0.4) or per (sku, location) (0.5 on).  Both take the same parameters
+ * (the location ones last, unused without locations) and return the same
+ * columns, so the code above them is one.
+ */
+typedef struct SlotLayout
+{
+	InventoryStatement *apply_changes;
+	InventoryStatement *lock_slots;
+	InventoryStatement *take_one_slot;
+	InventoryStatement *units_of_reservations;
+	InventoryStatement *add_slots;
+	InventoryStatement *drop_slots;
+} SlotLayout;
+
+static const SlotLayout unlocated_layout;
+static const SlotLayout located_layout;
+
 /* Appends one change of one slot to changes. */
 static void
 AddChange(SlotChanges *changes, const char *tenant, const char *sku,
-		  int32 slot, const int64 *delta)
+		  const char *location, int32 slot, const int64 *delta)
 {
 	SlotChange *c;
 
@@ -112,13 +138,14 @@ AddChange(SlotChanges *changes, const char *tenant, const char *sku,
 	c = &changes->items[changes->count++];
 	c->tenant = pstrdup(tenant);
 	c->sku = pstrdup(sku);
+	c->location = location == NULL ? NULL : pstrdup(location);
 	c->slot = slot;
 	memcpy(c->delta, delta, sizeof(c->delta));
 }
 
 /*
  * $1 tenants, $2 skus, $3 slots, $4/$5/$6 changes of available, reserved,
- * consumed of slots the caller has locked; $7 clock.
+ * consumed of slots the caller has locked; $7 clock; $8 locations (0.5).
  */
 static InventoryStatement apply_changes = {
 	"change stock slots",
@@ -126,8 +153,20 @@ static InventoryStatement apply_changes = {
 	"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
 	"FROM unnest($1, $2, $3, $4, $5, $6) AS d(tenant, sku, slot, da, dr, dc) "
 	"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.slot = d.slot",
-	7, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
-	INT8ARRAYOID, TIMESTAMPTZOID}
+	8, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID}
+};
+
+static InventoryStatement apply_changes_located = {
+	"change stock slots",
+	"UPDATE inventory.stock_slot s SET available = s.available + d.da, "
+	"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
+	"FROM unnest($1, $2, $8, $3, $4, $5, $6) "
+	"AS d(tenant, sku, location, slot, da, dr, dc) "
+	"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.location = d.location "
+	"AND s.slot = d.slot",
+	8, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID}
 };
 
 /*
@@ -136,14 +175,17 @@ static InventoryStatement apply_changes = {
  *		statement; with negate, writes their opposite (an undo).
  */
 static void
-ApplyChanges(const SlotChanges *changes, bool negate, TimestampTz now)
+ApplyChanges(const SlotLayout *layout, const SlotChanges *changes, bool negate,
+			 TimestampTz now)
 {
 	int			n = changes->count;
 	const char **tenants;
 	const char **skus;
+	const char **locations;
 	Datum	   *slots;
 	int64	   *deltas[INVENTORY_COUNTERS];
-	Datum		values[7];
+	Datum		values[8];
+	char		nulls[8] = {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' '};
 	int			i;
 	int			k;
 
@@ -151,6 +193,7 @@ ApplyChanges(const SlotChanges *changes, bool negate, TimestampTz now)
 		return;
 	tenants = palloc(sizeof(char *) * n);
 	skus = palloc(sizeof(char *) * n);
+	locations = palloc(sizeof(char *) * n);
 	slots = palloc(sizeof(Datum) * n);
 	for (k = 0; k < INVENTORY_COUNTERS; k++)
 		deltas[k] = palloc(sizeof(int64) * n);
@@ -158,6 +201,7 @@ ApplyChanges(const SlotChanges *changes, bool negate, TimestampTz now)
 	{
 		tenants[i] = changes->items[i].tenant;
 		skus[i] = changes->items[i].sku;
+		locations[i] = changes->items[i].location;
 		slots[i] = Int32GetDatum(changes->items[i].slot);
 		for (k = 0; k < INVENTORY_COUNTERS; k++)
 			deltas[k][i] = negate ? -changes->items[i].delta[k] :
@@ -170,7 +214,12 @@ ApplyChanges(const SlotChanges *changes, bool negate, TimestampTz now)
 	for (k = 0; k < INVENTORY_COUNTERS; k++)
 		values[3 + k] = InventoryInt8Array(deltas[k], n);
 	values[6] = TimestampTzGetDatum(now);
-	if (InventoryRun(&apply_changes, values, NULL, SPI_OK_UPDATE) != (uint64) n)
+	if (locations[0] != NULL)
+		values[7] = InventoryTextArray(locations, n);
+	else
+		nulls[7] = 'n';
+	if (InventoryRun(layout->apply_changes, values, nulls,
+					 SPI_OK_UPDATE) != (uint64) n)
 		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks", n);
 }
 
@@ -189,20 +238,40 @@ static InventoryStatement share_skus = {
 	2, {TEXTARRAYOID, TEXTARRAYOID}
 };
 
-/* Every slot of the SKUs ($1 tenants, $2 skus), locked in order */
+/*
+ * Every slot of the SKUs ($1 tenants, $2 skus), locked in order; with
+ * locations (0.5), of the SKUs at $3 locations (NULL: at every location).
+ * Columns: tenant, sku, location, slot, available, reserved, consumed and
+ * the safety stock of the slot's (sku, location).
+ */
 static InventoryStatement lock_slots = {
 	"lock all slots of SKUs",
-	"SELECT s.tenant::text, s.sku::text, s.slot, s.available, s.reserved, "
-	"s.consumed FROM inventory.stock_slot s "
+	"SELECT s.tenant::text, s.sku::text, NULL::text, s.slot, s.available, "
+	"s.reserved, s.consumed, 0::bigint FROM inventory.stock_slot s "
 	"JOIN unnest($1, $2) AS u(tenant, sku) ON s.tenant = u.tenant AND s.sku = u.sku "
 	"ORDER BY s.tenant, s.sku, s.slot FOR UPDATE OF s",
-	2, {TEXTARRAYOID, TEXTARRAYOID}
+	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
+};
+
+static InventoryStatement lock_slots_located = {
+	"lock all slots of SKUs",
+	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, "
+	"s.reserved, s.consumed, l.safety_stock FROM inventory.stock_slot s "
+	"JOIN inventory.stock_location l ON l.tenant = s.tenant AND l.sku = s.sku "
+	"AND l.location = s.location "
+	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
+	"ON s.tenant = u.tenant AND s.sku = u.sku "
+	"AND (u.location IS NULL OR s.location = u.location) "
+	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s",
+	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
 /*
  * LockAllSlots
- *		Locks every slot of the n SKUs (tenants[i], skus[i]; distinct pairs)
- *		in (tenant, sku, slot) order and returns them in that order.
+ *		Locks every slot of the n SKUs (tenants[i], skus[i]; distinct
+ *		pairs), with locations at locations[i] (NULL: every location; the
+ *		array NULL: before 0.5), in (tenant, sku, location, slot) order and
+ *		returns them in that order.
  *
  * First a statement share-locks the SKUs' catalog rows, in the same order:
  * that waits for a set_stock_slots in progress and keeps others out until
@@ -212,17 +281,24 @@ static InventoryStatement lock_slots = {
  * waited for had added.)
  */
 static SlotRows
-LockAllSlots(int n, const char *const *tenants, const char *const *skus)
+LockAllSlots(const SlotLayout *layout, int n, const char *const *tenants,
+			 const char *const *skus, const char *const *locations)
 {
-	Datum		values[2];
+	Datum		values[3];
+	char		nulls[3] = {' ', ' ', ' '};
 	SlotRows	rows;
 	uint64		i;
 	int			k;
 
 	values[0] = InventoryTextArray(tenants, n);
 	values[1] = InventoryTextArray(skus, n);
+	if (locations != NULL)
+		values[2] = InventoryTextArray(locations, n);
+	else
+		nulls[2] = 'n';
 	InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
-	rows.count = (int) InventoryRun(&lock_slots, values, NULL, SPI_OK_SELECT);
+	rows.count = (int) InventoryRun(layout->lock_slots, values, nulls,
+									SPI_OK_SELECT);
 	rows.items = palloc(sizeof(SlotRow) * Max(rows.count, 1));
 	for (i = 0; i < (uint64) rows.count; i++)
 	{
@@ -230,9 +306,11 @@ LockAllSlots(int n, const char *const *tenants, const char *const *skus)
 
 		rows.items[i].tenant = InventoryResultText(i, 1);
 		rows.items[i].sku = InventoryResultText(i, 2);
-		rows.items[i].slot = DatumGetInt32(InventoryResultDatum(i, 3, &isnull));
+		rows.items[i].location = InventoryResultText(i, 3);
+		rows.items[i].slot = DatumGetInt32(InventoryResultDatum(i, 4, &isnull));
 		for (k = 0; k < INVENTORY_COUNTERS; k++)
-			rows.items[i].counter[k] = InventoryResultInt64(i, 4 + k);
+			rows.items[i].counter[k] = InventoryResultInt64(i, 5 + k);
+		rows.items[i].keep = InventoryResultInt64(i, 8);
 	}
 	return rows;
 }
@@ -243,7 +321,8 @@ LockAllSlots(int n, const char *const *tenants, const char *const *skus)
  *		nrows locked slots of one SKU, lowest slot first, into changes;
  *		with rebalance, also spreads the SKU's available units evenly over
  *		its slots.  Returns false (planning nothing) when the slots hold
- *		fewer than qty units in "from".
+ *		fewer than qty units in "from" (taking from available: beyond the
+ *		safety stock of the (sku, location)).
  */
 static bool
 TakeGreedy(const SlotRow *rows, int nrows, int64 qty, InventoryCounter from,
@@ -257,6 +336,8 @@ TakeGreedy(const SlotRow *rows, int nrows, int64 qty, InventoryCounter from,
 
 	for (i = 0; i < nrows; i++)
 		total = AddSaturating(total, rows[i].counter[from]);
+	if (from == COUNTER_AVAILABLE && nrows > 0)
+		total = AddSaturating(total, -rows[0].keep);
 	if (total < qty)
 		return false;
 	for (i = 0; i < nrows && remaining > 0; i++)
@@ -287,7 +368,8 @@ TakeGreedy(const SlotRow *rows, int nrows, int64 qty, InventoryCounter from,
 			d[COUNTER_AVAILABLE] += share - after;
 		}
 		if (d[0] != 0 || d[1] != 0 || d[2] != 0)
-			AddChange(changes, rows[i].tenant, rows[i].sku, rows[i].slot, d);
+			AddChange(changes, rows[i].tenant, rows[i].sku, rows[i].location,
+					  rows[i].slot, d);
 	}
 	return true;
 }
@@ -310,13 +392,39 @@ static InventoryStatement take_one_slot = {
 	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
 	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.slot = p.slot "
 	"RETURNING s.slot",
-	8, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
-	TIMESTAMPTZOID}
+	9, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID}
+};
+
+/*
+ * The same at location $9 (0.5).  Taking from available, a slot keeps its
+ * share of the safety stock: with S units over n slots, slot i keeps
+ * (S + n - 1 - i) / n (the shares add up to S), so units taken on the fast
+ * path never reach into the safety stock; the fallback checks the total.
+ */
+static InventoryStatement take_one_slot_located = {
+	"take units from one free slot",
+	"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND CASE $3 "
+	"WHEN 0 THEN p.available - (SELECT (l.safety_stock + k.slots - 1 - p.slot) / k.slots "
+	"FROM inventory.stock_location l JOIN inventory.sku k "
+	"ON k.tenant = l.tenant AND k.sku = l.sku "
+	"WHERE l.tenant = $1 AND l.sku = $2 AND l.location = $9) "
+	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
+	"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $9 "
+	"AND s.slot = p.slot RETURNING s.slot",
+	9, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID}
 };
 
 typedef struct TakeOne
 {
-	Datum		values[8];
+	InventoryStatement *stmt;
+	Datum		values[9];
+	char		nulls[9];
 	int32		slot;			/* out: the slot taken */
 } TakeOne;
 
@@ -327,7 +435,7 @@ TakeOneWork(void *arg)
 	bool		isnull;
 
 	InventoryFaultPoint("slot_take");
-	if (InventoryRun(&take_one_slot, t->values, NULL,
+	if (InventoryRun(t->stmt, t->values, t->nulls,
 					 SPI_OK_UPDATE_RETURNING) != 1)
 		return false;
 	t->slot = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
@@ -336,7 +444,8 @@ TakeOneWork(void *arg)
 
 /*
  * SlotMove
- *		Moves qty units (at least 1) of (tenant, sku) from counter "from" to
+ *		Moves qty units (at least 1) of (tenant, sku) (at location, 0.5;
+ *		NULL before) from counter "from" to
  *		counter "to": one free slot that holds enough if there is one, else
  *		all slots locked in order (and, with rebalance, available spread
  *		evenly again).  The changes made are appended to done (if not NULL),
@@ -353,9 +462,10 @@ TakeOneWork(void *arg)
  * units in "from"; nothing changed) or SLOT_MOVE_UNKNOWN (no such SKU).
  */
 static SlotMoveResult
-SlotMove(const char *tenant, const char *sku, int64 qty,
-		 InventoryCounter from, InventoryCounter to, bool rebalance,
-		 TimestampTz now, SlotChanges *done)
+SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
+		 const char *location, int64 qty, InventoryCounter from,
+		 InventoryCounter to, bool rebalance, TimestampTz now,
+		 SlotChanges *done)
 {
 	int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
 	TakeOne		t;
@@ -374,24 +484,32 @@ SlotMove(const char *tenant, const char *sku, int64 qty,
 	t.values[5] = Int64GetDatum(d[COUNTER_RESERVED]);
 	t.values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
 	t.values[7] = TimestampTzGetDatum(now);
+	t.stmt = layout->take_one_slot;
+	memset(t.nulls, ' ', sizeof(t.nulls));
+	if (location != NULL)
+		t.values[8] = CStringGetTextDatum(location);
+	else
+		t.nulls[8] = 'n';
 	if (InventorySubtransaction(TakeOneWork, &t))
 	{
 		if (done != NULL)
-			AddChange(done, tenant, sku, t.slot, d);
+			AddChange(done, tenant, sku, location, t.slot, d);
 		return SLOT_MOVE_DONE;
 	}
 
 	/* fallback: every slot of the SKU, locked in slot order */
-	rows = LockAllSlots(1, &tenant, &sku);
+	rows = LockAllSlots(layout, 1, &tenant, &sku,
+						layout == &located_layout ? &location : NULL);
 	if (rows.count == 0)
 		return SLOT_MOVE_UNKNOWN;
 	if (!TakeGreedy(rows.items, rows.count, qty, from, to, rebalance, &planned))
 		return SLOT_MOVE_SHORT;
-	ApplyChanges(&planned, false, now);
+	ApplyChanges(layout, &planned, false, now);
 	if (done != NULL)
 		for (i = 0; i < planned.count; i++)
 			AddChange(done, planned.items[i].tenant, planned.items[i].sku,
-					  planned.items[i].slot, planned.items[i].delta);
+					  planned.items[i].location, planned.items[i].slot,
+					  planned.items[i].delta);
 	return SLOT_MOVE_DONE;
 }
 
@@ -406,28 +524,29 @@ static InventoryStatement first_unknown_sku = {
 
 /*
  * SlotHold
- *		Holds every line's units, SKU by SKU in sku order, from one free
- *		slot or (falling back) from all slots of the SKU, rebalancing them.
- *		When a line does not fit, undoes the lines already held and returns
- *		false.  Errors: IN002 (also when a line that was not reached names
- *		an unknown SKU).
+ *		Holds every line's units, line by line in (sku, location) order,
+ *		from one free slot or (falling back) from all slots of the SKU (at
+ *		the line's location), rebalancing them.  When a line does not fit
+ *		(or, 0.5, its SKU was never stocked at its location), undoes the
+ *		lines already held and returns false.  Errors: IN002 (also when a
+ *		line that was not reached names an unknown SKU).
  */
 static bool
-SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
+HoldLines(const SlotLayout *layout, const char *tenant,
+		  const InventoryLines *lines, TimestampTz now)
 {
 	SlotChanges done = {0, 0, NULL};
 	int			i;
 
 	for (i = 0; i < lines->count; i++)
 	{
-		switch (SlotMove(tenant, lines->items[i].sku, lines->items[i].quantity,
+		switch (SlotMove(layout, tenant, lines->items[i].sku,
+						 lines->items[i].location, lines->items[i].quantity,
 						 COUNTER_AVAILABLE, COUNTER_RESERVED, true, now, &done))
 		{
 			case SLOT_MOVE_DONE:
 				break;
 			case SLOT_MOVE_UNKNOWN:
-				InventoryUnknownSku(tenant, lines->items[i].sku, NULL);
-				break;
 			case SLOT_MOVE_SHORT:
 				{
 					Datum		values[2];
@@ -438,7 +557,7 @@ SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 									 SPI_OK_SELECT) == 1)
 						InventoryUnknownSku(tenant, InventoryResultText(0, 1),
 											NULL);
-					ApplyChanges(&done, true, now);
+					ApplyChanges(layout, &done, true, now);
 					return false;
 				}
 		}
@@ -446,25 +565,62 @@ SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 	return true;
 }
 
+static bool
+SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
+{
+	return HoldLines(&unlocated_layout, tenant, lines, now);
+}
+
+static bool
+LocatedHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
+{
+	return HoldLines(&located_layout, tenant, lines, now);
+}
+
 static void
-SlotMoveLines(const char *tenant, const InventoryLines *lines,
-			  InventoryCounter from, InventoryCounter to, TimestampTz now)
+MoveLines(const SlotLayout *layout, const char *tenant,
+		  const InventoryLines *lines, InventoryCounter from,
+		  InventoryCounter to, TimestampTz now)
 {
 	int			i;
 
 	for (i = 0; i < lines->count; i++)
-		if (SlotMove(tenant, lines->items[i].sku, lines->items[i].quantity,
+		if (SlotMove(layout, tenant, lines->items[i].sku,
+					 lines->items[i].location, lines->items[i].quantity,
 					 from, to, false, now, NULL) != SLOT_MOVE_DONE)
 			InventoryBrokenSku(tenant, lines->items[i].sku,
 							   lines->items[i].quantity);
 }
 
+static void
+SlotMoveLines(const char *tenant, const InventoryLines *lines,
+			  InventoryCounter from, InventoryCounter to, TimestampTz now)
+{
+	MoveLines(&unlocated_layout, tenant, lines, from, to, now);
+}
+
+static void
+LocatedMoveLines(const char *tenant, const InventoryLines *lines,
+				 InventoryCounter from, InventoryCounter to, TimestampTz now)
+{
+	MoveLines(&located_layout, tenant, lines, from, to, now);
+}
+
 /* Units per (tenant, sku) of the reservations $1, in lock order */
 static InventoryStatement units_of_reservations = {
 	"units of expired reservations",
-	"SELECT l.tenant::text, l.sku::text, sum(l.quantity)::bigint "
+	"SELECT l.tenant::text, l.sku::text, NULL::text, sum(l.quantity)::bigint "
 	"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
 	"GROUP BY l.tenant, l.sku ORDER BY l.tenant, l.sku",
+	1, {INT8ARRAYOID}
+};
+
+/* The same per (tenant, sku, location) (0.5) */
+static InventoryStatement units_of_reservations_located = {
+	"units of expired reservations",
+	"SELECT l.tenant::text, l.sku::text, l.location::text, sum(l.quantity)::bigint "
+	"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
+	"GROUP BY l.tenant, l.sku, l.location ORDER BY l.tenant, l.sku, l.location",
 	1, {INT8ARRAYOID}
 };
 
@@ -475,12 +631,13 @@ static InventoryStatement units_of_reservations = {
  *		by one statement and written by one more.
  */
 static void
-SlotRelease(Datum ids, TimestampTz now)
+Release(const SlotLayout *layout, Datum ids, TimestampTz now)
 {
-	int			n = (int) InventoryRun(&units_of_reservations, &ids, NULL,
-									   SPI_OK_SELECT);
+	int			n = (int) InventoryRun(layout->units_of_reservations, &ids,
+									   NULL, SPI_OK_SELECT);
 	const char **tenants = palloc(sizeof(char *) * Max(n, 1));
 	const char **skus = palloc(sizeof(char *) * Max(n, 1));
+	const char **locations = palloc(sizeof(char *) * Max(n, 1));
 	int64	   *qty = palloc(sizeof(int64) * Max(n, 1));
 	SlotChanges planned = {0, 0, NULL};
 	SlotRows	rows;
@@ -493,23 +650,41 @@ SlotRelease(Datum ids, TimestampTz now)
 	{
 		tenants[k] = InventoryResultText(k, 1);
 		skus[k] = InventoryResultText(k, 2);
-		qty[k] = InventoryResultInt64(k, 3);
+		locations[k] = InventoryResultText(k, 3);
+		qty[k] = InventoryResultInt64(k, 4);
 	}
-	rows = LockAllSlots(n, tenants, skus);
+	rows = LockAllSlots(layout, n, tenants, skus,
+						layout == &located_layout ? locations : NULL);
 	for (k = 0; k < n; k++)
 	{
 		int			last = first;
 
 		while (last < rows.count &&
 			   strcmp(rows.items[last].tenant, tenants[k]) == 0 &&
-			   strcmp(rows.items[last].sku, skus[k]) == 0)
+			   strcmp(rows.items[last].sku, skus[k]) == 0 &&
+			   (locations[k] == NULL ||
+				strcmp(rows.items[last].location, locations[k]) == 0))
 			last++;
 		if (!TakeGreedy(rows.items + first, last - first, qty[k],
 						COUNTER_RESERVED, COUNTER_AVAILABLE, false, &planned))
 			InventoryBrokenSku(tenants[k], skus[k], qty[k]);
 		first = last;
 	}
-	ApplyChanges(&planned, false, now);
+	ApplyChanges(layout, &planned, false, now);
+	if (layout == &located_layout)
+		InventoryCheckLevels(n, tenants, skus, locations, now);
+}
+
+static void
+SlotRelease(Datum ids, TimestampTz now)
+{
+	Release(&unlocated_layout, ids, now);
+}
+
+static void
+LocatedRelease(Datum ids, TimestampTz now)
+{
+	Release(&located_layout, ids, now);
 }
 
 /* Creates the tenant's SKU with slot 0; $3 clock */
@@ -535,91 +710,163 @@ SlotEnsureSku(const char *tenant, const char *sku, const char *location,
 	InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT);
 }
 
-/* Locks every slot of (tenant, sku); the totals in counts; NULL: unknown */
+/* 0.5: creates the tenant's SKU (one slot) if it is new; $3 clock */
+static InventoryStatement ensure_sku_catalog = {
+	"create SKU",
+	"INSERT INTO inventory.sku (tenant, sku, slots, created_at) "
+	"VALUES ($1, $2, 1, $3) ON CONFLICT (tenant, sku) DO NOTHING",
+	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
+};
+
+/*
+ * 0.5: creates the SKU's counters at location $4 if they are new, with as
+ * many slots as the SKU has: the share lock on the SKU's catalog row waits
+ * for a set_stock_slots in progress and reads the count it left.  $3 clock.
+ */
+static InventoryStatement ensure_sku_location = {
+	"create SKU at location",
+	"WITH k AS (SELECT k.slots FROM inventory.sku k "
+	"WHERE k.tenant = $1 AND k.sku = $2 FOR SHARE), "
+	"l AS (INSERT INTO inventory.stock_location (tenant, sku, location, created_at) "
+	"SELECT $1, $2, $4, $3 FROM k "
+	"ON CONFLICT (tenant, sku, location) DO NOTHING RETURNING tenant, sku, location) "
+	"INSERT INTO inventory.stock_slot (tenant, sku, location, slot, updated_at) "
+	"SELECT l.tenant, l.sku, l.location, g, $3 FROM l, k, "
+	"generate_series(0, k.slots - 1) AS g",
+	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
+static void
+LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
+				 TimestampTz now)
+{
+	Datum		values[4];
+
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(sku);
+	values[2] = TimestampTzGetDatum(now);
+	values[3] = CStringGetTextDatum(location);
+	InventoryRun(&ensure_sku_catalog, values, NULL, SPI_OK_INSERT);
+	InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT);
+}
+
+/* What lock_sku returns and set_available takes */
+typedef struct LockedSku
+{
+	const SlotLayout *layout;
+	SlotRows	rows;
+} LockedSku;
+
+/*
+ * Locks every slot of (tenant, sku) (at location, 0.5); the totals in
+ * counts; NULL: unknown (there)
+ */
+static void *
+LockSku(const SlotLayout *layout, const char *tenant, const char *sku,
+		const char *location, int64 *counts)
+{
+	LockedSku  *locked = palloc(sizeof(LockedSku));
+	int			i;
+	int			k;
+
+	locked->layout = layout;
+	locked->rows = LockAllSlots(layout, 1, &tenant, &sku,
+								layout == &located_layout ? &location : NULL);
+	if (locked->rows.count == 0)
+		return NULL;
+	for (k = 0; k < INVENTORY_COUNTERS; k++)
+		counts[k] = 0;
+	for (i = 0; i < locked->rows.count; i++)
+		for (k = 0; k < INVENTORY_COUNTERS; k++)
+			counts[k] = AddSaturating(counts[k],
+									  locked->rows.items[i].counter[k]);
+	return locked;
+}
+
 static void *
 SlotLockSku(const char *tenant, const char *sku, const char *location,
 			int64 *counts)
 {
-	SlotRows   *rows = palloc(sizeof(SlotRows));
-	int			i;
-	int			k;
+	return LockSku(&unlocated_layout, tenant, sku, NULL, counts);
+}
 
-	*rows = LockAllSlots(1, &tenant, &sku);
-	if (rows->count == 0)
-		return NULL;
-	for (k = 0; k < INVENTORY_COUNTERS; k++)
-		counts[k] = 0;
-	for (i = 0; i < rows->count; i++)
-		for (k = 0; k < INVENTORY_COUNTERS; k++)
-			counts[k] = AddSaturating(counts[k], rows->items[i].counter[k]);
-	return rows;
+static void *
+LocatedLockSku(const char *tenant, const char *sku, const char *location,
+			   int64 *counts)
+{
+	if (location == NULL)
+		elog(ERROR, "pg_inventory: stock is kept per location: name one");
+	return LockSku(&located_layout, tenant, sku, location, counts);
 }
 
 /*
  * SetAvailableSpread
- *		Sets the SKU's available units to total (at least 0), spread evenly
- *		over its first nkeep slots (the others get none), of the slots rows
- *		locked by SlotLockSku.
+ *		Sets the available units of the nrows slot rows (one SKU at one
+ *		location, locked) to total (at least 0), spread evenly over the
+ *		first nkeep (the others get none).
  */
 static void
-SetAvailableSpread(const SlotRows *rows, int nkeep, int64 total,
-				   TimestampTz now)
+SetAvailableSpread(const SlotLayout *layout, const SlotRow *rows, int nrows,
+				   int nkeep, int64 total, TimestampTz now)
 {
 	SlotChanges planned = {0, 0, NULL};
 	int			i;
 
-	for (i = 0; i < rows->count; i++)
+	for (i = 0; i < nrows; i++)
 	{
 		int64		share = i >= nkeep ? 0 :
 			total / nkeep + (i < total % nkeep ? 1 : 0);
 		int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
 
-		if (share == rows->items[i].counter[COUNTER_AVAILABLE])
+		if (share == rows[i].counter[COUNTER_AVAILABLE])
 			continue;
-		d[COUNTER_AVAILABLE] = share - rows->items[i].counter[COUNTER_AVAILABLE];
-		AddChange(&planned, rows->items[i].tenant, rows->items[i].sku,
-				  rows->items[i].slot, d);
+		d[COUNTER_AVAILABLE] = share - rows[i].counter[COUNTER_AVAILABLE];
+		AddChange(&planned, rows[i].tenant, rows[i].sku, rows[i].location,
+				  rows[i].slot, d);
 	}
-	ApplyChanges(&planned, false, now);
+	ApplyChanges(layout, &planned, false, now);
 }
 
 static void
 SlotSetAvailable(void *locked, int64 available, TimestampTz now)
 {
-	SlotRows   *rows = (SlotRows *) locked;
+	LockedSku  *l = (LockedSku *) locked;
 
-	SetAvailableSpread(rows, rows->count, available, now);
+	SetAvailableSpread(l->layout, l->rows.items, l->rows.count,
+					   l->rows.count, available, now);
 }
 
 /*
  * GatherIntoSlotZero
  *		Moves everything reserved and consumed of the slots from keep on
- *		into slot 0, so those slots can be dropped once their available
- *		units are spread over the others.
+ *		(of the nrows slot rows of one SKU at one location) into the first,
+ *		so those slots can be dropped once their available units are spread
+ *		over the others.
  */
 static void
-GatherIntoSlotZero(const SlotRows *rows, int keep, TimestampTz now)
+GatherIntoSlotZero(const SlotLayout *layout, const SlotRow *rows, int nrows,
+				   int keep, TimestampTz now)
 {
 	SlotChanges planned = {0, 0, NULL};
 	int64		moved[INVENTORY_COUNTERS] = {0, 0, 0};
 	int			i;
 
-	for (i = keep; i < rows->count; i++)
+	for (i = keep; i < nrows; i++)
 	{
 		int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
 
-		d[COUNTER_RESERVED] = -rows->items[i].counter[COUNTER_RESERVED];
-		d[COUNTER_CONSUMED] = -rows->items[i].counter[COUNTER_CONSUMED];
+		d[COUNTER_RESERVED] = -rows[i].counter[COUNTER_RESERVED];
+		d[COUNTER_CONSUMED] = -rows[i].counter[COUNTER_CONSUMED];
 		moved[COUNTER_RESERVED] -= d[COUNTER_RESERVED];
 		moved[COUNTER_CONSUMED] -= d[COUNTER_CONSUMED];
 		if (d[COUNTER_RESERVED] != 0 || d[COUNTER_CONSUMED] != 0)
-			AddChange(&planned, rows->items[i].tenant, rows->items[i].sku,
-					  rows->items[i].slot, d);
+			AddChange(&planned, rows[i].tenant, rows[i].sku, rows[i].location,
+					  rows[i].slot, d);
 	}
 	if (moved[COUNTER_RESERVED] != 0 || moved[COUNTER_CONSUMED] != 0)
-		AddChange(&planned, rows->items[0].tenant, rows->items[0].sku,
-				  rows->items[0].slot, moved);
-	ApplyChanges(&planned, false, now);
+		AddChange(&planned, rows[0].tenant, rows[0].sku, rows[0].location,
+				  rows[0].slot, moved);
+	ApplyChanges(layout, &planned, false, now);
 }
 
 /* Every SKU's slots are numbered 0 to slots - 1, as many as sku says */
@@ -637,6 +884,30 @@ static InventoryStatement check_slots = {
 	0, {InvalidOid}
 };
 
+/* 0.5: the same at every location the SKU is kept */
+static InventoryStatement check_slots_located = {
+	"check slots",
+	"SELECT k.tenant::text, k.sku::text, 'slots_match_sku'::text, "
+	"format('sku says %s slots; at location %s stock_slot has %s rows numbered %s to %s', "
+	"k.slots, l.location, count(s.slot), min(s.slot), max(s.slot)) "
+	"FROM inventory.sku k JOIN inventory.stock_location l "
+	"ON l.tenant = k.tenant AND l.sku = k.sku "
+	"LEFT JOIN inventory.stock_slot s "
+	"ON s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location "
+	"GROUP BY k.tenant, k.sku, k.slots, l.location "
+	"HAVING count(s.slot) <> k.slots OR min(s.slot) <> 0 "
+	"OR max(s.slot) <> k.slots - 1 "
+	"ORDER BY 1, 2, l.location",
+	0, {InvalidOid}
+};
+
+/* A SKU's totals over its slots (and locations), as numeric */
+#define SLOT_COUNTS \
+	"(SELECT k.tenant, k.sku, COALESCE(sum(s.available), 0) AS available, " \
+	"COALESCE(sum(s.reserved), 0) AS reserved, COALESCE(sum(s.consumed), 0) AS consumed " \
+	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s " \
+	"ON s.tenant = k.tenant AND s.sku = k.sku GROUP BY k.tenant, k.sku)"
+
 const InventoryStorage InventorySlotStorage = {
 	"slot",
 	SlotEnsureSku,
@@ -645,12 +916,65 @@ const InventoryStorage InventorySlotStorage = {
 	SlotRelease,
 	SlotLockSku,
 	SlotSetAvailable,
-	"(SELECT k.tenant, k.sku, COALESCE(sum(s.available), 0) AS available, "
-	"COALESCE(sum(s.reserved), 0) AS reserved, COALESCE(sum(s.consumed), 0) AS consumed "
-	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
-	"ON s.tenant = k.tenant AND s.sku = k.sku GROUP BY k.tenant, k.sku)",
+	SLOT_COUNTS,
 	&check_slots
 };
+
+const InventoryStorage InventoryLocatedStorage = {
+	"located",
+	LocatedEnsureSku,
+	LocatedHold,
+	LocatedMoveLines,
+	LocatedRelease,
+	LocatedLockSku,
+	SlotSetAvailable,
+	SLOT_COUNTS,
+	&check_slots_located
+};
+
+/*
+ * InventoryLockSellable
+ *		0.5, the allocation's exact read: locks every slot of the tenant's
+ *		nskus SKUs at every location, in (tenant, sku, location, slot)
+ *		order, and returns per (sku, location), in that order, the units
+ *		reservations may take there (available beyond the safety stock, at
+ *		least 0) in *stock.  The locks are held until the transaction ends.
+ */
+int
+InventoryLockSellable(const char *tenant, int nskus, const char *const *skus,
+					  InventorySellable **stock)
+{
+	const char **tenants = palloc(sizeof(char *) * Max(nskus, 1));
+	const char **locations = palloc0(sizeof(char *) * Max(nskus, 1));
+	SlotRows	rows;
+	InventorySellable *out;
+	int			n = 0;
+	int			i;
+
+	for (i = 0; i < nskus; i++)
+		tenants[i] = tenant;
+	rows = LockAllSlots(&located_layout, nskus, tenants, skus, locations);
+	out = palloc(sizeof(InventorySellable) * Max(rows.count, 1));
+	for (i = 0; i < rows.count; i++)
+	{
+		SlotRow    *r = &rows.items[i];
+
+		if (n == 0 || strcmp(out[n - 1].sku, r->sku) != 0 ||
+			strcmp(out[n - 1].location, r->location) != 0)
+		{
+			out[n].sku = r->sku;
+			out[n].location = r->location;
+			out[n].sellable = -r->keep;
+			n++;
+		}
+		out[n - 1].sellable = AddSaturating(out[n - 1].sellable,
+											r->counter[COUNTER_AVAILABLE]);
+	}
+	for (i = 0; i < n; i++)
+		out[i].sellable = Max(out[i].sellable, 0);
+	*stock = out;
+	return n;
+}
 
 /*
  * Serialises set_stock_slots calls of one SKU.  FOR NO KEY UPDATE does not
@@ -672,7 +996,16 @@ static InventoryStatement add_slots = {
 	5, {TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID}
 };
 
-/* slots $3 and above of ($1, $2), emptied before */
+/* 0.5: the same at every location of the SKU */
+static InventoryStatement add_slots_located = {
+	"add stock slots",
+	"INSERT INTO inventory.stock_slot (tenant, sku, location, slot, updated_at) "
+	"SELECT $1, $2, l.location, g, $5 FROM inventory.stock_location l, "
+	"generate_series($3, $4 - 1) AS g WHERE l.tenant = $1 AND l.sku = $2",
+	5, {TEXTOID, TEXTOID, INT4OID, INT4OID, TIMESTAMPTZOID}
+};
+
+/* slots $3 and above of ($1, $2) (at every location), emptied before */
 static InventoryStatement drop_slots = {
 	"drop stock slots",
 	"DELETE FROM inventory.stock_slot s WHERE s.tenant = $1 AND s.sku = $2 "
@@ -686,18 +1019,28 @@ static InventoryStatement set_slot_count = {
 	3, {TEXTOID, TEXTOID, INT4OID}
 };
 
+static const SlotLayout unlocated_layout = {
+	&apply_changes, &lock_slots, &take_one_slot, &units_of_reservations,
+	&add_slots, &drop_slots
+};
+
+static const SlotLayout located_layout = {
+	&apply_changes_located, &lock_slots_located, &take_one_slot_located,
+	&units_of_reservations_located, &add_slots_located, &drop_slots
+};
+
 /*
  * inventory_set_stock_slots
  *		set_stock_slots(tenant text, sku text, slots integer) RETURNS integer
  *
  * Operator (0.3 on): splits the counters of the tenant's SKU over slots (1
- * to 256) stock slot rows, so that concurrent reservations of a hot SKU
- * take units from different rows.  Available units are spread evenly over
- * the slots; when slots shrink, the reserved and consumed units of the
- * dropped slots move to slot 0.  The SKU's totals do not change: no ledger
- * record, no event.  Calling it with the current count rebalances.
- * Returns the previous slot count.  Errors: 22023, 42501 tenant not
- * granted, IN002 unknown SKU.
+ * to 256) stock slot rows (at each of its locations, 0.5), so that
+ * concurrent reservations of a hot SKU take units from different rows.
+ * Available units are spread evenly over the slots; when slots shrink, the
+ * reserved and consumed units of the dropped slots move to slot 0.  The
+ * SKU's totals do not change: no ledger record, no event.  Calling it with
+ * the current count rebalances.  Returns the previous slot count.  Errors:
+ * 22023, 42501 tenant not granted, IN002 unknown SKU.
  */
 Datum
 inventory_set_stock_slots(PG_FUNCTION_ARGS)
@@ -707,10 +1050,13 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 	int32		slots;
 	int32		old;
 	InventoryCall call;
+	const SlotLayout *layout;
 	TimestampTz now;
 	Datum		values[5];
 	bool		isnull;
 	SlotRows	rows;
+	int			first;
+	int			dropped = 0;
 
 	InventoryRequireArg(fcinfo, 2, "slots");
 	slots = PG_GETARG_INT32(2);
@@ -721,6 +1067,7 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 				 errdetail("The value given is %d.", slots)));
 
 	InventoryBeginCall(fcinfo, &call, tenant);
+	layout = call.located ? &located_layout : &unlocated_layout;
 	now = InventoryNow();
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
@@ -732,46 +1079,49 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		values[2] = Int32GetDatum(old);
 		values[3] = Int32GetDatum(slots);
 		values[4] = TimestampTzGetDatum(now);
-		InventoryRun(&add_slots, values, NULL, SPI_OK_INSERT);
+		InventoryRun(layout->add_slots, values, NULL, SPI_OK_INSERT);
 		values[2] = Int32GetDatum(slots);
 		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
 	}
-	rows = LockAllSlots(1, (const char *const *) &tenant,
-						(const char *const *) &sku);
-	if (slots < rows.count)
-		GatherIntoSlotZero(&rows, slots, now);
 	{
+		const char *none = NULL;
+
+		rows = LockAllSlots(layout, 1, (const char *const *) &tenant,
+							(const char *const *) &sku,
+							call.located ? &none : NULL);
+	}
+	/* location by location (one group before 0.5) */
+	for (first = 0; first < rows.count;)
+	{
+		int			last = first + 1;
 		int64		available = 0;
 		int			i;
 
-		for (i = 0; i < rows.count; i++)
+		while (last < rows.count &&
+			   (rows.items[first].location == NULL ||
+				strcmp(rows.items[last].location,
+					   rows.items[first].location) == 0))
+			last++;
+		if (slots < last - first)
+		{
+			GatherIntoSlotZero(layout, rows.items + first, last - first, slots,
+							   now);
+			dropped += last - first - slots;
+		}
+		for (i = first; i < last; i++)
 			available += rows.items[i].counter[COUNTER_AVAILABLE];
-		SetAvailableSpread(&rows, slots, available, now);
+		SetAvailableSpread(layout, rows.items + first, last - first, slots,
+						   available, now);
+		first = last;
 	}
-	if (slots < rows.count)
+	if (slots < old)
 	{
 		values[2] = Int32GetDatum(slots);
-		if (InventoryRun(&drop_slots, values, NULL, SPI_OK_DELETE) !=
-			(uint64) (rows.count - slots))
+		if (InventoryRun(layout->drop_slots, values, NULL, SPI_OK_DELETE) !=
+			(uint64) dropped)
 			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
 		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
 	}
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }
-
-/* placeholder until the located statements land (0.5 work in progress) */
-const InventoryStorage InventoryLocatedStorage = {
-	"located",
-	SlotEnsureSku,
-	SlotHold,
-	SlotMoveLines,
-	SlotRelease,
-	SlotLockSku,
-	SlotSetAvailable,
-	"(SELECT k.tenant, k.sku, COALESCE(sum(s.available), 0) AS available, "
-	"COALESCE(sum(s.reserved), 0) AS reserved, COALESCE(sum(s.consumed), 0) AS consumed "
-	"FROM inventory.sku k LEFT JOIN inventory.stock_slot s "
-	"ON s.tenant = k.tenant AND s.sku = k.sku GROUP BY k.tenant, k.sku)",
-	&check_slots
-};

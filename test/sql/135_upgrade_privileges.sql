@@ -5,9 +5,12 @@
 -- updates 0.1 or 0.2 to the newest version: every relation an upgrade step
 -- replaced (stock: a table, then a view; tenant_member: a table, then a
 -- view) or filled from an older one (sku and stock_slot from stock,
--- outbox_metrics from outbox, tenant_grant from tenant_member) can be read,
--- and the carried grants are the DBA's (not in pg_init_privs as the
--- extension's), so pg_dump writes them.
+-- outbox_metrics from outbox, tenant_grant from tenant_member; in 0.5
+-- location and stock_location from sku, location_stock from stock) can be
+-- read, and the carried grants are the DBA's (not in pg_init_privs as the
+-- extension's), so pg_dump writes them.  A relation that is new and empty
+-- (allocation_policy) gets no grant; a new column location is readable by
+-- whoever could read the column sku of its table.
 \set VERBOSITY sqlstate
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_t135_operator;
@@ -67,7 +70,8 @@ SELECT c.relname, a.attname,
 	   has_column_privilege('regress_t135_operator', c.oid, a.attnum, 'SELECT') AS readable
   FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0
  WHERE c.relnamespace = 'inventory'::regnamespace
-   AND c.relname IN ('stock', 'sku', 'stock_slot', 'tenant_member', 'tenant_grant')
+   AND c.relname IN ('stock', 'sku', 'stock_slot', 'tenant_member', 'tenant_grant',
+					 'location', 'stock_location', 'location_stock')
    AND has_column_privilege('regress_t135_operator', c.oid, a.attnum, 'SELECT')
  ORDER BY 1, 2;
 SELECT count(*) AS extension_initial_columns FROM pg_init_privs p

@@ -1,0 +1,465 @@
+/*
+ * sql/pg_inventory--0.4--0.5.sql
+ *
+ * Upgrade step 0.4 -> 0.5: locations, allocation, the life of a hold.
+ *	- inventory.location (the places a tenant keeps stock, with a priority
+ *	  and an active flag), inventory.allocation_policy (per tenant: may a
+ *	  line be split over locations) and inventory.stock_location (one row
+ *	  per (sku, location) ever stocked: safety stock, low threshold, level
+ *	  and stock version);
+ *	- the counters (stock_slot), ledger records (stock_ledger) and lines
+ *	  (reservation_line) name their location; a rejected line keeps what
+ *	  was sellable for it (available); a reservation keeps its request
+ *	  when the lines do not say it (request);
+ *	- the view inventory.location_stock, the counters per (sku, location);
+ *	- inventory.outcome gains lines and reason; the outbox takes the event
+ *	  types reservation.extended, reservation.amended, stock.out_of_stock,
+ *	  stock.back_in_stock and stock.low;
+ *	- the functions set_location, set_allocation_policy, set_stock_policy,
+ *	  restock and adjust at a location, availability, extend and amend.
+ * Every tenant that has a SKU gets the location named default (priority
+ * 100, active) and all its stock, ledger records and held lines are
+ * placed there; lines of rejected reservations name no location.
+ */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION pg_inventory UPDATE TO '0.5'" to load this file. \quit
+
+-- At READ COMMITTED every statement below reads a snapshot taken after the
+-- locks: a call that commits while this step waits is seen, never lost.
+-- At REPEATABLE READ the snapshot would be older than the locks.
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'pg_inventory can only be updated at READ COMMITTED'
+			USING ERRCODE = 'active_sql_transaction',
+				  HINT = 'Run ALTER EXTENSION pg_inventory UPDATE TO ''0.5'' in a transaction of its own at the default isolation level.';
+	END IF;
+END
+$$;
+
+-- every lock first, then every read: inventory.reservation first, which
+-- every call locks (ACCESS SHARE) before anything else, so that the calls
+-- in flight end and the calls that start meanwhile wait; then the others
+LOCK TABLE inventory.reservation, inventory.tenant_grant,
+	inventory.reservation_line, inventory.sku, inventory.stock_slot,
+	inventory.stock_ledger, inventory.reservation_transition, inventory.outbox
+	IN ACCESS EXCLUSIVE MODE;
+
+COMMENT ON DOMAIN inventory.name_id IS
+	'A tenant, SKU or location name: 1 to 64 characters without control characters.';
+
+/* ---------------------------------------------------------------------
+ * Locations, the allocation policy and the per-location stock catalog.
+ * ------------------------------------------------------------------- */
+CREATE TABLE inventory.location (
+	tenant		inventory.name_id NOT NULL,
+	location	inventory.name_id NOT NULL,
+	priority	integer NOT NULL DEFAULT 100,
+	active		boolean NOT NULL DEFAULT true,
+	created_at	timestamptz NOT NULL,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT location_pkey PRIMARY KEY (tenant, location),
+	CONSTRAINT location_tenant_not_wildcard CHECK (tenant <> '*'),
+	CONSTRAINT location_priority_range CHECK (priority BETWEEN -1000000 AND 1000000)
+);
+COMMENT ON TABLE inventory.location IS
+	'The places each tenant keeps stock (warehouse, store, drop-shipper), set with inventory.set_location; the location named default is created (priority 100, active) when first needed. Reservations are served by active locations in (priority, location) order.';
+COMMENT ON COLUMN inventory.location.tenant IS 'Tenant that owns the location.';
+COMMENT ON COLUMN inventory.location.location IS 'Location name, unique within the tenant (same rules as a SKU name).';
+COMMENT ON COLUMN inventory.location.priority IS 'Allocation order, -1000000 to 1000000: the smaller serves first; ties by name in byte order.';
+COMMENT ON COLUMN inventory.location.active IS 'Whether reservations may take units here; an inactive location keeps its stock and can be restocked and adjusted.';
+COMMENT ON COLUMN inventory.location.created_at IS 'When the location was created (pg_inventory clock).';
+COMMENT ON COLUMN inventory.location.updated_at IS 'When its priority or active flag last changed (pg_inventory clock).';
+
+CREATE TABLE inventory.allocation_policy (
+	tenant		inventory.name_id NOT NULL,
+	allow_split boolean NOT NULL DEFAULT false,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT allocation_policy_pkey PRIMARY KEY (tenant),
+	CONSTRAINT allocation_policy_tenant_not_wildcard CHECK (tenant <> '*')
+);
+COMMENT ON TABLE inventory.allocation_policy IS
+	'Per tenant, how reservations are allocated over locations, set with inventory.set_allocation_policy; a tenant without a row has allow_split false.';
+COMMENT ON COLUMN inventory.allocation_policy.tenant IS 'Tenant the policy applies to.';
+COMMENT ON COLUMN inventory.allocation_policy.allow_split IS 'Whether a line that no single active location can serve whole may be filled from several, in (priority, location) order.';
+COMMENT ON COLUMN inventory.allocation_policy.updated_at IS 'When the policy last changed (pg_inventory clock).';
+
+CREATE TABLE inventory.stock_location (
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	location	inventory.name_id NOT NULL,
+	safety_stock bigint NOT NULL DEFAULT 0,
+	low_threshold bigint,
+	level		text,
+	version		bigint NOT NULL DEFAULT 0,
+	created_at	timestamptz NOT NULL,
+	CONSTRAINT stock_location_pkey PRIMARY KEY (tenant, sku, location),
+	CONSTRAINT stock_location_sku_fk FOREIGN KEY (tenant, sku)
+		REFERENCES inventory.sku (tenant, sku),
+	CONSTRAINT stock_location_location_fk FOREIGN KEY (tenant, location)
+		REFERENCES inventory.location (tenant, location),
+	CONSTRAINT stock_location_safety_stock_nonneg CHECK (safety_stock >= 0),
+	CONSTRAINT stock_location_low_threshold_nonneg CHECK (low_threshold >= 0),
+	CONSTRAINT stock_location_level_valid
+		CHECK (level IN ('in_stock', 'low', 'out_of_stock')),
+	CONSTRAINT stock_location_version_nonneg CHECK (version >= 0)
+);
+COMMENT ON TABLE inventory.stock_location IS
+	'One row per (tenant, sku, location) ever stocked: the catalog of the counters (stock_slot), with the stock policy set by inventory.set_stock_policy and the stock level. sellable = greatest(available - safety_stock, 0).';
+COMMENT ON COLUMN inventory.stock_location.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.stock_location.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.stock_location.location IS 'The location.';
+COMMENT ON COLUMN inventory.stock_location.safety_stock IS 'Units (0 or more) that count as available here but that reservations never take.';
+COMMENT ON COLUMN inventory.stock_location.low_threshold IS 'Units (0 or more): the level is low when sellable is at most this and above 0; NULL: never low.';
+COMMENT ON COLUMN inventory.stock_location.level IS 'out_of_stock (sellable = 0), low (sellable <= low_threshold) or in_stock; NULL until first computed. A change writes stock.out_of_stock, stock.back_in_stock or stock.low.';
+COMMENT ON COLUMN inventory.stock_location.version IS 'Stock version (0 or more), incremented by every stock event of this (sku, location); carried in the events'' "version".';
+COMMENT ON COLUMN inventory.stock_location.created_at IS 'When the SKU was first stocked at this location (pg_inventory clock).';
+
+-- every tenant with stock gets the location default, holding all of it
+-- since its first SKU; every SKU is there
+INSERT INTO inventory.location (tenant, location, priority, active, created_at, updated_at)
+	SELECT k.tenant, 'default', 100, true, min(k.created_at), min(k.created_at)
+	  FROM inventory.sku k GROUP BY k.tenant;
+INSERT INTO inventory.stock_location (tenant, sku, location, safety_stock,
+		low_threshold, level, version, created_at)
+	SELECT k.tenant, k.sku, 'default', 0, NULL, NULL, 0, k.created_at
+	  FROM inventory.sku k;
+
+/* ---------------------------------------------------------------------
+ * The counters, ledger records, lines and reservations name locations.
+ * ------------------------------------------------------------------- */
+ALTER TABLE inventory.stock_slot
+	ADD COLUMN location inventory.name_id NOT NULL DEFAULT 'default';
+ALTER TABLE inventory.stock_slot
+	ALTER COLUMN location DROP DEFAULT,
+	DROP CONSTRAINT stock_slot_sku_fk,
+	DROP CONSTRAINT stock_slot_pkey,
+	ADD CONSTRAINT stock_slot_pkey PRIMARY KEY (tenant, sku, location, slot),
+	ADD CONSTRAINT stock_slot_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location);
+COMMENT ON TABLE inventory.stock_slot IS
+	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Written only by the pg_inventory functions.';
+COMMENT ON COLUMN inventory.stock_slot.location IS 'The location the units are at.';
+COMMENT ON COLUMN inventory.stock_slot.slot IS 'Slot number, 0 to slots - 1, at the location.';
+
+ALTER TABLE inventory.stock_ledger
+	ADD COLUMN location inventory.name_id NOT NULL DEFAULT 'default';
+ALTER TABLE inventory.stock_ledger
+	ALTER COLUMN location DROP DEFAULT,
+	DROP CONSTRAINT stock_ledger_sku_fk,
+	ADD CONSTRAINT stock_ledger_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location);
+DROP INDEX inventory.stock_ledger_tenant_sku;
+CREATE INDEX stock_ledger_tenant_sku ON inventory.stock_ledger (tenant, sku, location);
+COMMENT ON TABLE inventory.stock_ledger IS
+	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku, location) is the net received stock at that location.';
+COMMENT ON COLUMN inventory.stock_ledger.location IS 'Location of the stock.';
+COMMENT ON COLUMN inventory.stock_ledger.available_after IS 'Units available at the location right after this record; what a replay returns.';
+COMMENT ON INDEX inventory.stock_ledger_tenant_sku IS 'Ledger sums per (SKU, location) for check_invariants.';
+
+-- a held line is at a location; a rejected one names the location it was
+-- pinned to, or none, and keeps what was sellable for it
+ALTER TABLE inventory.reservation_line
+	ADD COLUMN location inventory.name_id,
+	ADD COLUMN available bigint;
+UPDATE inventory.reservation_line l SET location = 'default'
+  FROM inventory.reservation r
+ WHERE r.id = l.reservation_id AND r.state <> 'rejected';
+ALTER TABLE inventory.reservation_line
+	DROP CONSTRAINT reservation_line_pkey,
+	ADD CONSTRAINT reservation_line_unique
+		UNIQUE NULLS NOT DISTINCT (reservation_id, sku, location),
+	ADD CONSTRAINT reservation_line_location_fk FOREIGN KEY (tenant, location)
+		REFERENCES inventory.location (tenant, location),
+	ADD CONSTRAINT reservation_line_available_nonneg CHECK (available >= 0);
+COMMENT ON TABLE inventory.reservation_line IS
+	'The lines of a reservation: one row per (sku, location) of its allocation with the units held there; rejected reservations keep their requested lines, one per (sku, pinned location or none).';
+COMMENT ON COLUMN inventory.reservation_line.sku IS 'The SKU held.';
+COMMENT ON COLUMN inventory.reservation_line.quantity IS 'Units of the SKU at the location (request lines of the same SKU and location summed); for a rejected line, the units requested.';
+COMMENT ON COLUMN inventory.reservation_line.location IS 'Where the units are held; for a rejected line the pinned location, NULL when the line did not pin one.';
+COMMENT ON COLUMN inventory.reservation_line.available IS 'Rejected lines only: the sellable units the line could use when it was refused (at its pinned location, else over all active locations); NULL otherwise.';
+
+ALTER TABLE inventory.reservation
+	ADD COLUMN request jsonb,
+	ADD CONSTRAINT reservation_request_array CHECK (pg_catalog.jsonb_typeof(request) = 'array');
+COMMENT ON COLUMN inventory.reservation.request IS
+	'The idempotency payload of the reserve call when the lines do not say it (a request with pinned locations, or after amend): [{"sku": s, "quantity": n[, "location": l]}, ...] sorted by (sku, location, no location first); NULL otherwise.';
+
+/* ---------------------------------------------------------------------
+ * Events and the outcome.
+ * ------------------------------------------------------------------- */
+ALTER TABLE inventory.outbox
+	DROP CONSTRAINT outbox_event_type_valid,
+	ADD CONSTRAINT outbox_event_type_valid CHECK (event_type IN (
+		'reservation.reserved', 'reservation.confirmed',
+		'reservation.cancelled', 'reservation.expired',
+		'reservation.compensated', 'reservation.extended',
+		'reservation.amended', 'stock.restocked', 'stock.adjusted',
+		'stock.out_of_stock', 'stock.back_in_stock', 'stock.low'));
+COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated|extended|amended, stock.restocked|adjusted|out_of_stock|back_in_stock|low (AMQP routing key).';
+
+ALTER TYPE inventory.outcome
+	ADD ATTRIBUTE lines jsonb,
+	ADD ATTRIBUTE reason text;
+COMMENT ON COLUMN inventory.outcome.status IS 'What this call amounts to (reserved, insufficient, confirmed, expired, cancelled, compensated, extended, amended, pending, not_found).';
+COMMENT ON COLUMN inventory.outcome.lines IS 'The reservation''s lines: pending or finished, [{"sku", "location", "quantity"}] by (sku, location); rejected, [{"sku", "location" (pinned or null), "quantity", "available"}]; NULL if there is none.';
+COMMENT ON COLUMN inventory.outcome.reason IS 'The reason given to the last cancel or compensate (reservation.reason); NULL if none.';
+
+/* ---------------------------------------------------------------------
+ * inventory.location_stock: the counters per (sku, location).
+ * ------------------------------------------------------------------- */
+CREATE VIEW inventory.location_stock AS
+SELECT l.tenant, l.sku, l.location, t.available, t.reserved, t.consumed,
+	   l.safety_stock, GREATEST(t.available - l.safety_stock, 0)::bigint AS sellable,
+	   l.low_threshold, l.level, l.version, k.slots, t.updated_at
+FROM inventory.stock_location l
+JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku
+CROSS JOIN LATERAL (
+	SELECT COALESCE(sum(s.available), 0)::bigint AS available,
+		   COALESCE(sum(s.reserved), 0)::bigint AS reserved,
+		   COALESCE(sum(s.consumed), 0)::bigint AS consumed,
+		   max(s.updated_at) AS updated_at
+	FROM inventory.stock_slot s
+	WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location) t;
+COMMENT ON VIEW inventory.location_stock IS
+	'Stock counters per (tenant, sku, location): the sums over the slots of the SKU at the location, with its stock policy and level. The rows of a SKU sum to its row of inventory.stock.';
+COMMENT ON COLUMN inventory.location_stock.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.location_stock.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.location_stock.location IS 'The location.';
+COMMENT ON COLUMN inventory.location_stock.available IS 'Units at the location not held by a reservation (never negative), safety stock included.';
+COMMENT ON COLUMN inventory.location_stock.reserved IS 'Units at the location held by pending reservations.';
+COMMENT ON COLUMN inventory.location_stock.consumed IS 'Units at the location taken by confirmed reservations.';
+COMMENT ON COLUMN inventory.location_stock.safety_stock IS 'Units of available that reservations never take.';
+COMMENT ON COLUMN inventory.location_stock.sellable IS 'Units reservations can take here: greatest(available - safety_stock, 0).';
+COMMENT ON COLUMN inventory.location_stock.low_threshold IS 'Units: the level is low when sellable is at most this and above 0; NULL: never low.';
+COMMENT ON COLUMN inventory.location_stock.level IS 'in_stock, low or out_of_stock as last computed; NULL until first computed.';
+COMMENT ON COLUMN inventory.location_stock.version IS 'Stock version, incremented by every stock event of this (sku, location).';
+COMMENT ON COLUMN inventory.location_stock.slots IS 'Number of slots the counters are split over at the location (the SKU''s slot count).';
+COMMENT ON COLUMN inventory.location_stock.updated_at IS 'When a counter at the location last changed (pg_inventory clock).';
+
+COMMENT ON VIEW inventory.stock IS
+	'Stock counters per (tenant, sku): the sums over the SKU''s slots at every location (per location: inventory.location_stock). available + reserved + consumed equals the sum of stock_ledger.delta.';
+COMMENT ON COLUMN inventory.stock.available IS 'Units that are not held by a reservation (never negative), at every location, active or not, safety stock included.';
+
+/*
+ * A superuser's hand change through the view goes to the lowest slot of
+ * the lowest location (byte order) of the SKU, not to that slot at every
+ * location.
+ */
+CREATE OR REPLACE FUNCTION inventory._stock_view_update()
+	RETURNS trigger
+	LANGUAGE plpgsql
+	SET search_path = pg_catalog, pg_temp
+	AS $$
+BEGIN
+	IF NEW.tenant IS DISTINCT FROM OLD.tenant OR NEW.sku IS DISTINCT FROM OLD.sku
+	   OR NEW.slots IS DISTINCT FROM OLD.slots THEN
+		RAISE EXCEPTION 'only the counters of inventory.stock can be changed'
+			USING ERRCODE = 'feature_not_supported',
+				  HINT = 'Use inventory.set_stock_slots to change the slot count.';
+	END IF;
+	UPDATE inventory.stock_slot s
+	   SET available = s.available + (NEW.available - OLD.available),
+		   reserved = s.reserved + (NEW.reserved - OLD.reserved),
+		   consumed = s.consumed + (NEW.consumed - OLD.consumed)
+	 WHERE s.tenant = OLD.tenant AND s.sku = OLD.sku
+	   AND (s.location, s.slot) = (SELECT m.location, m.slot FROM inventory.stock_slot m
+									WHERE m.tenant = OLD.tenant AND m.sku = OLD.sku
+									ORDER BY m.location, m.slot LIMIT 1);
+	RETURN NEW;
+END
+$$;
+COMMENT ON FUNCTION inventory._stock_view_update() IS
+	'INSTEAD OF UPDATE trigger of the view inventory.stock: applies a hand-made change of a counter to the SKU''s lowest (location, slot) in byte order (superusers only).';
+COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
+	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest (location, slot).';
+
+/* ---------------------------------------------------------------------
+ * Privileges: nobody but the owner; pg_dump keeps the new tables' rows.
+ * The relations this step fills from an older one get its SELECT
+ * privileges (on the relation and on the columns of the same name):
+ * location and stock_location those of sku, location_stock those of
+ * stock; a role that may read the sku column of stock_slot, stock_ledger
+ * or reservation_line may read its new location column.  The carried
+ * grants are the DBA's, not the extension's initial privileges, so that
+ * pg_dump writes them.
+ * ------------------------------------------------------------------- */
+REVOKE ALL ON inventory.location, inventory.allocation_policy,
+	inventory.stock_location, inventory.location_stock FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('inventory.location', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.allocation_policy', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_location', '');
+DO $$
+DECLARE
+	pair regclass[];
+	src regclass;
+	dst regclass;
+	a record;
+	init aclitem[];
+BEGIN
+	FOREACH pair SLICE 1 IN ARRAY ARRAY[
+		['inventory.sku', 'inventory.location'],
+		['inventory.sku', 'inventory.stock_location'],
+		['inventory.stock', 'inventory.location_stock']]::regclass[] LOOP
+		src := pair[1];
+		dst := pair[2];
+		SELECT p.initprivs INTO init FROM pg_catalog.pg_init_privs p
+		 WHERE p.objoid = dst AND p.classoid = 'pg_catalog.pg_class'::regclass
+		   AND p.objsubid = 0;
+		FOR a IN SELECT x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_class c, pg_catalog.aclexplode(c.relacl) x
+				  WHERE c.oid = src AND x.grantee <> c.relowner
+					AND x.privilege_type IN ('SELECT')
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s ON %s TO %s%s', a.privilege_type, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		FOR a IN SELECT c.attname, x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_attribute c, pg_catalog.aclexplode(c.attacl) x
+				  WHERE c.attrelid = src AND c.attnum > 0
+					AND NOT c.attisdropped
+					AND x.privilege_type IN ('SELECT')
+					AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute d
+								 WHERE d.attrelid = dst AND d.attname = c.attname
+								   AND d.attnum > 0 AND NOT d.attisdropped)
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s (%I) ON %s TO %s%s', a.privilege_type,
+				a.attname, dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		DELETE FROM pg_catalog.pg_init_privs
+		 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+		   AND objsubid > 0;
+		IF init IS NULL THEN
+			DELETE FROM pg_catalog.pg_init_privs
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		ELSE
+			UPDATE pg_catalog.pg_init_privs SET initprivs = init
+			 WHERE objoid = dst AND classoid = 'pg_catalog.pg_class'::regclass
+			   AND objsubid = 0;
+		END IF;
+	END LOOP;
+	-- the new location columns: whoever may read the sku column
+	FOREACH dst IN ARRAY ARRAY['inventory.stock_slot', 'inventory.stock_ledger',
+							   'inventory.reservation_line']::regclass[] LOOP
+		FOR a IN SELECT x.grantee, x.privilege_type, x.is_grantable
+				   FROM pg_catalog.pg_attribute c, pg_catalog.aclexplode(c.attacl) x
+				  WHERE c.attrelid = dst AND c.attname = 'sku'
+					AND x.privilege_type IN ('SELECT')
+		LOOP
+			EXECUTE pg_catalog.format('GRANT %s (location) ON %s TO %s%s', a.privilege_type,
+				dst,
+				CASE a.grantee WHEN 0 THEN 'PUBLIC'
+					 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)) END,
+				CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+		END LOOP;
+		DELETE FROM pg_catalog.pg_init_privs p
+		 WHERE p.objoid = dst AND p.classoid = 'pg_catalog.pg_class'::regclass
+		   AND p.objsubid = (SELECT d.attnum FROM pg_catalog.pg_attribute d
+							  WHERE d.attrelid = dst AND d.attname = 'location');
+	END LOOP;
+END
+$$;
+
+/* ---------------------------------------------------------------------
+ * New functions.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.set_location(tenant text, location text,
+		priority integer DEFAULT 100, active boolean DEFAULT true)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_location';
+COMMENT ON FUNCTION inventory.set_location(text, text, integer, boolean) IS
+	'Creates the location of tenant, or sets its priority (-1000000 to 1000000; the smaller serves reservations first, ties by name in byte order) and active flag (an inactive location serves no reservation but keeps its stock, holds and ledger); location is a name of 1 to 64 characters like a SKU. Returns true when something changed, false when the location already was so. Errors: 22023 bad argument (also a name not in Unicode NFC or with white space at either end, a priority out of range), 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.set_allocation_policy(tenant text, allow_split boolean)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_allocation_policy';
+COMMENT ON FUNCTION inventory.set_allocation_policy(text, boolean) IS
+	'Sets whether a reservation line of tenant that no single active location can serve whole may be filled from several active locations in (priority, location) order (allow_split; default false). Returns true when the policy changed. Errors: 22023 bad argument, 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.set_stock_policy(tenant text, sku text, location text,
+		safety_stock bigint DEFAULT 0, low_threshold bigint DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_set_stock_policy';
+COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
+	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when something changed. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
+
+CREATE FUNCTION inventory.restock(tenant text, request_key text, sku text,
+		location text, quantity integer, reason text DEFAULT NULL)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_restock_at';
+COMMENT ON FUNCTION inventory.restock(text, text, text, text, integer, text) IS
+	'Records a receipt of quantity units (1 to 2147483647) of sku at location for tenant, creating the SKU and its counters at the location if new, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it (a replay returns the value stored with the record). Writes stock.restocked and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
+		location text, delta bigint, kind text, reason text)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_adjust_at';
+COMMENT ON FUNCTION inventory.adjust(text, text, text, text, bigint, text, text) IS
+	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of delta available units of sku at location, with a reason, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it. Units held by pending reservations are never adjusted away. Writes stock.adjusted and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location, IN003 available at the location would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+
+CREATE FUNCTION inventory.availability(tenant text, skus text[])
+	RETURNS TABLE(sku text, location text, sellable bigint, available bigint,
+				  reserved bigint, consumed bigint)
+	LANGUAGE C STABLE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_availability';
+COMMENT ON FUNCTION inventory.availability(text, text[]) IS
+	'For 1 to 1000 SKUs of tenant: one row per (sku, active location) the SKU is stocked at, in (sku, priority, location) order, then one total row of the SKU over those locations (location NULL); SKUs never stocked are absent. sellable: units reservations can take (greatest(available - safety_stock, 0)); available, reserved and consumed (units) are NULL unless the caller acts for every tenant (grant of *) or is a superuser. A plain snapshot read, no row locks. Errors: 22023 bad argument, 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.extend(tenant text, request_key text,
+		expires_at timestamptz)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_extend';
+COMMENT ON FUNCTION inventory.extend(text, text, timestamptz) IS
+	'Moves the expiry of an unexpired pending reservation later, to expires_at (at most 7 days after the reservation was created): status extended, applied, event reservation.extended; a target not after the current expiry changes nothing (extended, not applied). A due one is expired instead (applied); other states are reported unchanged. Status extended, expired, confirmed, cancelled, insufficient, compensated or not_found. Errors: 22023 bad argument (also expires_at not after the clock or past created_at + 7 days), 42501 tenant not granted.';
+
+CREATE FUNCTION inventory.amend(tenant text, request_key text, lines jsonb)
+	RETURNS inventory.outcome
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_amend';
+COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
+	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
+
+REVOKE ALL ON FUNCTION inventory.set_location(text, text, integer, boolean),
+	inventory.set_allocation_policy(text, boolean),
+	inventory.set_stock_policy(text, text, text, bigint, bigint),
+	inventory.restock(text, text, text, text, integer, text),
+	inventory.adjust(text, text, text, text, bigint, text, text),
+	inventory.availability(text, text[]),
+	inventory.extend(text, text, timestamptz),
+	inventory.amend(text, text, jsonb)
+	FROM PUBLIC;
+
+/* ---------------------------------------------------------------------
+ * What the existing functions do in 0.5.
+ * ------------------------------------------------------------------- */
+COMMENT ON FUNCTION inventory.reserve(text, text, text, integer, interval) IS
+	'Holds quantity units (1 to 2147483647) of sku for tenant during ttl (a duration above zero and at most 7 days, without months or years; days of 24 hours), at the active locations the allocation policy chooses, never taking safety stock; idempotent on (tenant, request_key): the same key and payload return the stored outcome with applied = false. Status reserved (state pending) or insufficient (state rejected, stored and frozen). Call it as SELECT * FROM inventory.reserve(...): (inventory.reserve(...)).* runs it once per column. Errors: 22023 bad argument (also a tenant, key or SKU not in Unicode NFC or with white space at either end), 42501 tenant not granted, IN002 SKU never stocked, IN001 key used with another payload.';
+COMMENT ON FUNCTION inventory.reserve_lines(text, text, jsonb, interval) IS
+	'Holds every line of [{"sku": ..., "quantity": ...[, "location": ...]}, ...] (1 to 100 lines, the same SKU and location summed, at most 2147483647 units in all) or none, during ttl as reserve: a line with "location" is held only at that location, the others where the allocation policy chooses; idempotent on (tenant, request_key) with the set of (sku, location, summed quantity) as payload. Status reserved or insufficient. Call it as SELECT * FROM inventory.reserve_lines(...). Errors: 22023, 42501, IN002, IN004 unknown location, IN001.';
+COMMENT ON FUNCTION inventory.restock(text, text, text, integer, text) IS
+	'Records a receipt of quantity units (1 to 2147483647) of sku for tenant at the location default (created, priority 100, active, when first needed), creating the SKU if new, idempotent on (tenant, request_key) among ledger keys; returns available at the location default after it (a replay returns the value stored with the record). Errors: 22023 bad argument, 42501 tenant not granted, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+COMMENT ON FUNCTION inventory.adjust(text, text, text, bigint, text, text) IS
+	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of available units at the location default, with a reason, idempotent on (tenant, request_key) among ledger keys; returns available at the location default after it. Units held by pending reservations are never adjusted away. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN003 available would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
+COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
+	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';

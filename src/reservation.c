@@ -685,21 +685,12 @@ static InventoryStatement record_rejected_located = {
 static Datum
 LocationArray(const InventoryLines *lines)
 {
-	Datum	   *elems = palloc(sizeof(Datum) * Max(lines->count, 1));
-	bool	   *nulls = palloc(sizeof(bool) * Max(lines->count, 1));
-	int			dims[1] = {lines->count};
-	int			lbs[1] = {1};
+	const char **items = palloc(sizeof(char *) * Max(lines->count, 1));
 	int			i;
 
 	for (i = 0; i < lines->count; i++)
-	{
-		nulls[i] = lines->items[i].location == NULL;
-		elems[i] = nulls[i] ? (Datum) 0 :
-			CStringGetTextDatum(lines->items[i].location);
-	}
-	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
-											  TEXTOID, -1, false,
-											  TYPALIGN_INT));
+		items[i] = lines->items[i].location;
+	return InventoryTextArray(items, lines->count);
 }
 
 /* The available units of the lines as an int8[] Datum */

@@ -614,17 +614,26 @@ InventoryQuantityArray(const InventoryLines *lines, Oid elemtype)
 										   8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE));
 }
 
-/* texts as a text[] Datum */
+/* texts as a text[] Datum; a NULL item is a NULL element */
 Datum
 InventoryTextArray(const char *const *items, int n)
 {
 	Datum	   *elems = palloc(sizeof(Datum) * Max(n, 1));
+	bool	   *nulls = palloc(sizeof(bool) * Max(n, 1));
+	int			dims[1] = {n};
+	int			lbs[1] = {1};
 	int			i;
 
+	if (n == 0)
+		return PointerGetDatum(construct_empty_array(TEXTOID));
 	for (i = 0; i < n; i++)
-		elems[i] = CStringGetTextDatum(items[i]);
-	return PointerGetDatum(construct_array(elems, n, TEXTOID, -1, false,
-										   TYPALIGN_INT));
+	{
+		nulls[i] = items[i] == NULL;
+		elems[i] = nulls[i] ? (Datum) 0 : CStringGetTextDatum(items[i]);
+	}
+	return PointerGetDatum(construct_md_array(elems, nulls, 1, dims, lbs,
+											  TEXTOID, -1, false,
+											  TYPALIGN_INT));
 }
 
 /* bigints as an int8[] Datum */

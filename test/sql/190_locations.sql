@@ -42,7 +42,8 @@ SELECT inventory.set_location('t190', 'south') AS changed;
 SELECT inventory.set_location('t190', 'closed', -5, false) AS changed;
 SELECT inventory.set_location('t190', 'closed', -5, false) AS changed;
 SELECT * FROM locs ORDER BY tenant, location;
--- the default location is a location like any other: its priority can change
+-- the default location is a location like any other: set to its own
+-- values it does not change
 SELECT inventory.set_location('t190', 'default', 100) AS changed;
 -- no ledger row, no event for locations
 SELECT * FROM counts;
@@ -98,9 +99,11 @@ SELECT inventory.adjust('t190', 'adj-4', 'A', -1, 'loss', 'broken');
 -- more than there is at that location (the SKU's total would suffice): IN003
 SELECT inventory.adjust('t190', 'adj-5', 'A', 'north', -10, 'loss', 'too many');
 \echo :LAST_ERROR_SQLSTATE
--- the SKU is not stocked at that location (south has no A): IN003 for a
--- loss, not a new row with a negative count
+-- the SKU was never stocked at that location (south has no A): IN002 for
+-- a loss and for a return alike, no row made (a receipt comes first)
 SELECT inventory.adjust('t190', 'adj-6', 'A', 'south', -1, 'loss', 'none there');
+\echo :LAST_ERROR_SQLSTATE
+SELECT inventory.adjust('t190', 'adj-6', 'A', 'south', 1, 'return', 'none there');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM lstk ORDER BY tenant, sku, location;
 SELECT * FROM stk ORDER BY tenant, sku;
@@ -117,7 +120,7 @@ SELECT inventory.restock('t190', 'rcpt-2', 'A', 7);
 \echo :LAST_ERROR_SQLSTATE
 SELECT inventory.restock('t190', 'rcpt-1', 'A', 'north', 10);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-1', 'A', 'south', -2, 'loss', 'dropped');
+SELECT inventory.adjust('t190', 'adj-1', 'A', 'default', -2, 'loss', 'dropped');
 \echo :LAST_ERROR_SQLSTATE
 -- and the 5-argument restock's replay is a replay at default
 SELECT inventory.restock('t190', 'rcpt-1', 'A', 10);

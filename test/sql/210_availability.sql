@@ -105,9 +105,12 @@ SELECT * FROM inventory.availability('t210', ARRAY['A', NULL]);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM inventory.availability(NULL, ARRAY['A']);
 \echo :LAST_ERROR_SQLSTATE
+-- SKUs within the identifier limits (README "Limits")
 SELECT * FROM inventory.availability('t210', ARRAY[repeat('s', 65)]);
 \echo :LAST_ERROR_SQLSTATE
-SELECT * FROM inventory.availability('t210', ARRAY[ARRAY['A'], ARRAY['B']]);
+SELECT * FROM inventory.availability('t210', ARRAY['A', '']);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM inventory.availability('t210', ARRAY[E'A\n']);
 \echo :LAST_ERROR_SQLSTATE
 SELECT count(*) FROM inventory.availability('t210',
   (SELECT array_agg('S' || i) FROM generate_series(1, 1001) i));

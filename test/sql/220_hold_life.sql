@@ -204,6 +204,9 @@ SET pg_inventory.frozen_now = '2026-07-04 00:20:00+00';
 SELECT inventory.expire_due() AS expired;
 SELECT * FROM res WHERE request_key = 'm3';
 SELECT * FROM lstk ORDER BY sku, location;
+-- an expiry reads the same whoever performed it (extend, amend, expire_due)
+SELECT request_key, event_type, version, reason FROM events
+ WHERE event_type = 'reservation.expired' ORDER BY request_key;
 -- an extended hold's version follows its amends, and the reverse
 SELECT status FROM inventory.reserve('t220', 'm4', 'B', 1, '5 minutes');
 SELECT :ec FROM inventory.extend('t220', 'm4', '2026-07-04 01:00:00+00');

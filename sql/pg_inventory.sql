@@ -836,22 +836,22 @@ CREATE FUNCTION inventory.set_stock_policy(tenant text, sku text, location text,
 COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
 	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when something changed. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
 
-CREATE FUNCTION inventory.restock(tenant text, request_key text, sku text,
+CREATE FUNCTION inventory.restock_at(tenant text, request_key text, sku text,
 		location text, quantity integer, reason text DEFAULT NULL)
 	RETURNS bigint
 	LANGUAGE C VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_restock_at';
-COMMENT ON FUNCTION inventory.restock(text, text, text, text, integer, text) IS
+COMMENT ON FUNCTION inventory.restock_at(text, text, text, text, integer, text) IS
 	'Records a receipt of quantity units (1 to 2147483647) of sku at location for tenant, creating the SKU and its counters at the location if new, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it (a replay returns the value stored with the record). Writes stock.restocked and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
 
-CREATE FUNCTION inventory.adjust(tenant text, request_key text, sku text,
+CREATE FUNCTION inventory.adjust_at(tenant text, request_key text, sku text,
 		location text, delta bigint, kind text, reason text)
 	RETURNS bigint
 	LANGUAGE C VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_adjust_at';
-COMMENT ON FUNCTION inventory.adjust(text, text, text, text, bigint, text, text) IS
+COMMENT ON FUNCTION inventory.adjust_at(text, text, text, text, bigint, text, text) IS
 	'Records a return (delta > 0), loss (delta < 0) or correction (either sign) of delta available units of sku at location, with a reason, idempotent on (tenant, request_key) among ledger keys; returns available at the location after it. Units held by pending reservations are never adjusted away. Writes stock.adjusted and, when the level changes, a level event. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location, IN003 available at the location would go negative, IN001 key used with another payload, 22003 the SKU''s stock would pass the bigint range.';
 
 CREATE FUNCTION inventory.availability(tenant text, skus text[])

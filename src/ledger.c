@@ -14,7 +14,15 @@
  * SKU's total available + reserved + consumed (which equals the ledger sum,
  * the invariant), outside the bigint range raises 22003 and changes
  * nothing, so no later call (a cancel, expire_due, check_invariants) can
- * meet a sum it cannot compute.
+ * meet a sum it cannot compute.  With locations (0.5 on) this holds at
+ * the location (exact, under its locks) and for the SKU's total over all
+ * its locations as the call sees the others (not locked: two concurrent
+ * receipts at two locations could still pass it together).
+ *
+ * With locations, restock and adjust act on one location (the overloads
+ * without one: location default), bump the version of the SKU there, and
+ * re-evaluate its level (level.c), which may add a level event after the
+ * stock event.
  *
  *-------------------------------------------------------------------------
  */
@@ -138,6 +146,42 @@ static InventoryStatement ensure_default_location = {
 	2, {TEXTOID, TIMESTAMPTZOID}
 };
 
+/*
+ * 0.5 on: whether the SKU's units over all its locations would pass the
+ * bigint range (the view inventory.stock sums them as bigint) when its
+ * total at location $3 becomes $4; the other locations as this statement
+ * sees them (their slots are not locked).  $1 tenant, $2 sku.
+ */
+static InventoryStatement sku_total_passes = {
+	"check SKU total over locations",
+	"SELECT COALESCE(sum(s.available::numeric + s.reserved + s.consumed), 0) + $4 "
+	"> 9223372036854775807 FROM inventory.stock_slot s "
+	"WHERE s.tenant = $1 AND s.sku = $2 AND s.location <> $3",
+	4, {TEXTOID, TEXTOID, TEXTOID, INT8OID}
+};
+
+/*
+ * SkuTotalPasses
+ *		0.5 on, for a change that adds units: whether the SKU's total over
+ *		all its locations would pass the bigint range once its total at the
+ *		location is total.
+ */
+static bool
+SkuTotalPasses(const char *tenant, const LedgerRequest *req, int64 total)
+{
+	Datum		values[4];
+	bool		isnull;
+
+	if (req->location == NULL || req->delta <= 0)
+		return false;
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(req->sku);
+	values[2] = CStringGetTextDatum(req->location);
+	values[3] = Int64GetDatum(total);
+	InventoryRun(&sku_total_passes, values, NULL, SPI_OK_SELECT);
+	return DatumGetBool(InventoryResultDatum(0, 1, &isnull));
+}
+
 /* " at location \"x\"" for messages, or "" before 0.5 */
 static char *
 AtLocation(const char *location)
@@ -145,17 +189,23 @@ AtLocation(const char *location)
 	return location ? psprintf(" at location \"%s\"", location) : "";
 }
 
-/* Raises 22003: the change would pass the bigint range. */
+/*
+ * Raises 22003: the change would pass the bigint range; counts are those
+ * at the location (0.5 on), where (with everywhere) the SKU's total over
+ * all its locations would pass it.
+ */
 static void
-OutOfRange(const LedgerRequest *req, const char *what, const int64 *counts)
+OutOfRange(const LedgerRequest *req, const char *what, const int64 *counts,
+		   bool everywhere)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 			 errmsg("%s of SKU \"%s\"%s would pass the bigint range", what,
-					req->sku, AtLocation(req->location)),
-			 errdetail("Available is " INT64_FORMAT ", reserved " INT64_FORMAT
+					req->sku, everywhere ? " over all its locations" :
+					AtLocation(req->location)),
+			 errdetail("Available%s is " INT64_FORMAT ", reserved " INT64_FORMAT
 					   ", consumed " INT64_FORMAT "; the change is " INT64_FORMAT ".",
-					   counts[COUNTER_AVAILABLE], counts[COUNTER_RESERVED],
+					   AtLocation(req->location), counts[COUNTER_AVAILABLE], counts[COUNTER_RESERVED],
 					   counts[COUNTER_CONSUMED], req->delta),
 			 errhint("No SKU may hold more than 9223372036854775807 units in all.")));
 }
@@ -211,7 +261,8 @@ FindRecord(const char *tenant, const LedgerRequest *req, int64 *available_after)
  *
  * Errors: IN002 SKU not stocked (there), IN001 key used with another (sku,
  * location, delta, kind), IN003 available would go negative, 22003
- * available or the total there would pass the bigint range.
+ * available or the total there, or the SKU's total over all its locations
+ * (0.5 on), would pass the bigint range.
  */
 static int64
 LedgerChange(InventoryCall *call, const LedgerRequest *req, TimestampTz now)
@@ -232,18 +283,20 @@ LedgerChange(InventoryCall *call, const LedgerRequest *req, TimestampTz now)
 				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 				 errmsg("SKU \"%s\" is not stocked at location \"%s\" for tenant \"%s\"",
 						req->sku, req->location, tenant),
-				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock).")));
+				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at).")));
 
 	/* the key: a replay, or a refusal */
 	if (FindRecord(tenant, req, &after))
 		return after;
 
 	if (pg_add_s64_overflow(counts[COUNTER_AVAILABLE], req->delta, &after))
-		OutOfRange(req, "available", counts);
+		OutOfRange(req, "available", counts, false);
 	if (pg_add_s64_overflow(counts[COUNTER_AVAILABLE], counts[COUNTER_RESERVED], &total) ||
 		pg_add_s64_overflow(total, counts[COUNTER_CONSUMED], &total) ||
 		pg_add_s64_overflow(total, req->delta, &total))
-		OutOfRange(req, "the stock", counts);
+		OutOfRange(req, "the stock", counts, false);
+	if (SkuTotalPasses(tenant, req, total))
+		OutOfRange(req, "the stock", counts, true);
 	if (after < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVENTORY_WOULD_GO_NEGATIVE),
@@ -344,7 +397,7 @@ Restock(FunctionCallInfo fcinfo, bool at)
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	req.location = StockLocation(&call, location, true, "inventory.restock", now);
+	req.location = StockLocation(&call, location, true, "inventory.restock_at", now);
 	call.storage->ensure_sku(tenant, req.sku, req.location, now);
 	result = LedgerChange(&call, &req, now);
 	InventoryEndCall(&call);
@@ -372,8 +425,8 @@ inventory_restock(PG_FUNCTION_ARGS)
 
 /*
  * inventory_restock_at
- *		restock(tenant text, request_key text, sku text, location text,
- *				quantity integer, reason text DEFAULT NULL) RETURNS bigint
+ *		restock_at(tenant text, request_key text, sku text, location text,
+ *				   quantity integer, reason text DEFAULT NULL) RETURNS bigint
  *
  * Schema 0.5 on: records a receipt of quantity units (1 to 2147483647) at
  * the tenant's location, creating the SKU, and its counters there, if they
@@ -449,7 +502,7 @@ Adjust(FunctionCallInfo fcinfo, bool at)
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	now = InventoryNow();
-	req.location = StockLocation(&call, location, false, "inventory.adjust", now);
+	req.location = StockLocation(&call, location, false, "inventory.adjust_at", now);
 	result = LedgerChange(&call, &req, now);
 	InventoryEndCall(&call);
 	PG_RETURN_INT64(result);
@@ -476,8 +529,8 @@ inventory_adjust(PG_FUNCTION_ARGS)
 
 /*
  * inventory_adjust_at
- *		adjust(tenant text, request_key text, sku text, location text,
- *			   delta bigint, kind text, reason text) RETURNS bigint
+ *		adjust_at(tenant text, request_key text, sku text, location text,
+ *				  delta bigint, kind text, reason text) RETURNS bigint
  *
  * Schema 0.5 on: adjust (as above) of the SKU's available units at the
  * tenant's location.  Returns available at the location after it.

@@ -341,7 +341,7 @@ SkusArg(FunctionCallInfo fcinfo, int argno)
 				 errmsg("skus must name 1 to %d SKUs",
 						INVENTORY_AVAILABILITY_MAX_SKUS),
 				 errdetail("The array has %d elements.", n),
-				 errhint("Ask for more SKUs in several calls.")));
+				 n > 0 ? errhint("Ask for more SKUs in several calls.") : 0));
 	for (i = 0; i < n; i++)
 		if (elem_nulls[i])
 			ereport(ERROR,

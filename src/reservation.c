@@ -208,11 +208,30 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 	if (cache->result == NULL)
 	{
 		TupleDesc	tupdesc;
+		ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+		TupleDesc	desc;
 
 		if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 			elog(ERROR, "pg_inventory: return type must be inventory.outcome");
 		oldcxt = MemoryContextSwitchTo(fcinfo->flinfo->fn_mcxt);
-		cache->result = BlessTupleDesc(CreateTupleDescCopy(tupdesc));
+
+		/*
+		 * A query planned before an upgrade added columns to
+		 * inventory.outcome (the call waited for ALTER EXTENSION UPDATE,
+		 * README "Upgrading") expects the columns it was planned with: give
+		 * it those, as an anonymous row of that shape.
+		 */
+		if (rsinfo != NULL && IsA(rsinfo, ReturnSetInfo) &&
+			rsinfo->expectedDesc != NULL &&
+			rsinfo->expectedDesc->natts < tupdesc->natts)
+		{
+			desc = CreateTupleDescCopy(rsinfo->expectedDesc);
+			desc->tdtypeid = RECORDOID;
+			desc->tdtypmod = -1;
+		}
+		else
+			desc = CreateTupleDescCopy(tupdesc);
+		cache->result = BlessTupleDesc(desc);
 		MemoryContextSwitchTo(oldcxt);
 	}
 	/* 0.5: the lines (allocation, or what a rejection had) and the reason */

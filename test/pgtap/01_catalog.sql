@@ -213,8 +213,8 @@ SELECT has_function('inventory', 'transition_rules', ARRAY[]::name[], 'transitio
 SELECT has_function('inventory', 'set_location', ARRAY['text', 'text', 'integer', 'boolean'], 'set_location(text, text, integer, boolean) exists');
 SELECT has_function('inventory', 'set_allocation_policy', ARRAY['text', 'boolean'], 'set_allocation_policy(text, boolean) exists');
 SELECT has_function('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'set_stock_policy(text, text, text, bigint, bigint) exists');
-SELECT has_function('inventory', 'restock', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'restock(text, text, text, text, integer, text) exists (at a location)');
-SELECT has_function('inventory', 'adjust', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'adjust(text, text, text, text, bigint, text, text) exists (at a location)');
+SELECT has_function('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'restock_at(text, text, text, text, integer, text) exists');
+SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'adjust_at(text, text, text, text, bigint, text, text) exists');
 SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
 SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
@@ -236,8 +236,8 @@ SELECT function_returns('inventory', 'revoke_tenant', ARRAY['text', 'regrole'], 
 SELECT function_returns('inventory', 'set_location', ARRAY['text', 'text', 'integer', 'boolean'], 'boolean', 'set_location returns boolean');
 SELECT function_returns('inventory', 'set_allocation_policy', ARRAY['text', 'boolean'], 'boolean', 'set_allocation_policy returns boolean');
 SELECT function_returns('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'boolean', 'set_stock_policy returns boolean');
-SELECT function_returns('inventory', 'restock', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock at a location returns bigint');
-SELECT function_returns('inventory', 'adjust', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust at a location returns bigint');
+SELECT function_returns('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock_at returns bigint');
+SELECT function_returns('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust_at returns bigint');
 SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
 SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
@@ -285,12 +285,12 @@ SELECT is(pg_get_function_arguments('inventory.set_allocation_policy(text,boolea
 SELECT is(pg_get_function_arguments('inventory.set_stock_policy(text,text,text,bigint,bigint)'::regprocedure),
 	'tenant text, sku text, location text, safety_stock bigint DEFAULT 0, low_threshold bigint DEFAULT NULL::bigint',
 	'set_stock_policy: parameter names, safety_stock defaults to 0, low_threshold to NULL');
-SELECT is(pg_get_function_arguments('inventory.restock(text,text,text,text,integer,text)'::regprocedure),
+SELECT is(pg_get_function_arguments('inventory.restock_at(text,text,text,text,integer,text)'::regprocedure),
 	'tenant text, request_key text, sku text, location text, quantity integer, reason text DEFAULT NULL::text',
-	'restock at a location: parameter names, reason defaults to NULL');
-SELECT is(pg_get_function_arguments('inventory.adjust(text,text,text,text,bigint,text,text)'::regprocedure),
+	'restock_at: parameter names, reason defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.adjust_at(text,text,text,text,bigint,text,text)'::regprocedure),
 	'tenant text, request_key text, sku text, location text, delta bigint, kind text, reason text',
-	'adjust at a location: parameter names');
+	'adjust_at: parameter names');
 SELECT is(pg_get_function_arguments('inventory.availability(text,text[])'::regprocedure),
 	'tenant text, skus text[]', 'availability: parameter names');
 SELECT is(pg_get_function_arguments('inventory.extend(text,text,timestamptz)'::regprocedure),
@@ -370,8 +370,8 @@ SELECT is_empty($$
 		'inventory.set_location(text,text,integer,boolean)',
 		'inventory.set_allocation_policy(text,boolean)',
 		'inventory.set_stock_policy(text,text,text,bigint,bigint)',
-		'inventory.restock(text,text,text,text,integer,text)',
-		'inventory.adjust(text,text,text,text,bigint,text,text)',
+		'inventory.restock_at(text,text,text,text,integer,text)',
+		'inventory.adjust_at(text,text,text,text,bigint,text,text)',
 		'inventory.availability(text,text[])',
 		'inventory.extend(text,text,timestamptz)',
 		'inventory.amend(text,text,jsonb)']) AS f

@@ -47,8 +47,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.set_location(text, text, integer, boolean),
 	inventory.set_allocation_policy(text, boolean),
 	inventory.set_stock_policy(text, text, text, bigint, bigint),
-	inventory.restock(text, text, text, text, integer, text),
-	inventory.adjust(text, text, text, text, bigint, text, text),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[])
 	TO auth_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO auth_operator;
@@ -192,9 +192,9 @@ SELECT throws_ok($$SELECT inventory.set_allocation_policy('auth-ta', true)$$, '4
 	NULL, 'app_a cannot set the allocation policy (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.set_stock_policy('auth-ta', 'A', 'default', 1)$$, '42501',
 	NULL, 'app_a cannot set a stock policy (no EXECUTE)');
-SELECT throws_ok($$SELECT inventory.restock('auth-ta', 'a-rcpt', 'A', 'default', 5)$$, '42501',
+SELECT throws_ok($$SELECT inventory.restock_at('auth-ta', 'a-rcpt', 'A', 'default', 5)$$, '42501',
 	NULL, 'app_a cannot restock at a location (no EXECUTE)');
-SELECT throws_ok($$SELECT inventory.adjust('auth-ta', 'a-adj', 'A', 'default', -1, 'loss', 'broken')$$,
+SELECT throws_ok($$SELECT inventory.adjust_at('auth-ta', 'a-adj', 'A', 'default', -1, 'loss', 'broken')$$,
 	'42501', NULL, 'app_a cannot adjust at a location (no EXECUTE)');
 -- tables: no direct reads or writes
 SELECT throws_ok($$SELECT * FROM inventory.stock$$, '42501',
@@ -322,9 +322,9 @@ SELECT throws_ok($$DELETE FROM inventory.outbox$$, '42501',
 -- 0.5: locations, policies, stock at a location, availability with counters
 SELECT is(inventory.set_location('auth-ta', 'hub', 10), true,
 	'operator sets a location of auth-ta through its grant of *');
-SELECT is(inventory.restock('auth-ta', 'rcpt-3', 'A', 'hub', 4), 4::bigint,
+SELECT is(inventory.restock_at('auth-ta', 'rcpt-3', 'A', 'hub', 4), 4::bigint,
 	'operator restocks auth-ta at hub');
-SELECT is(inventory.adjust('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropped'), 3::bigint,
+SELECT is(inventory.adjust_at('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropped'), 3::bigint,
 	'operator adjusts auth-ta at hub');
 SELECT is(inventory.set_stock_policy('auth-ta', 'A', 'hub', 1, 2), true,
 	'operator sets a stock policy of auth-ta');

@@ -34,8 +34,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.set_location(text, text, integer, boolean),
 	inventory.set_allocation_policy(text, boolean),
 	inventory.set_stock_policy(text, text, text, bigint, bigint),
-	inventory.restock(text, text, text, text, integer, text),
-	inventory.adjust(text, text, text, text, bigint, text, text),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[]),
 	inventory.extend(text, text, timestamptz),
 	inventory.amend(text, text, jsonb)
@@ -75,9 +75,9 @@ SELECT throws_ok($$SELECT inventory.set_allocation_policy('rule-b', true)$$, '42
 	'app cannot set another tenant''s allocation policy');
 SELECT throws_ok($$SELECT inventory.set_stock_policy('rule-b', 'B', 'default', 1)$$, '42501', NULL,
 	'app cannot set another tenant''s stock policy');
-SELECT throws_ok($$SELECT inventory.restock('rule-b', 'r2', 'B', 'default', 1)$$, '42501', NULL,
+SELECT throws_ok($$SELECT inventory.restock_at('rule-b', 'r2', 'B', 'default', 1)$$, '42501', NULL,
 	'app cannot restock another tenant at a location');
-SELECT throws_ok($$SELECT inventory.adjust('rule-b', 'j', 'B', 'default', -1, 'loss', 'x')$$, '42501', NULL,
+SELECT throws_ok($$SELECT inventory.adjust_at('rule-b', 'j', 'B', 'default', -1, 'loss', 'x')$$, '42501', NULL,
 	'app cannot adjust another tenant at a location');
 SELECT throws_ok($$SELECT * FROM inventory.availability('rule-b', ARRAY['B'])$$, '42501', NULL,
 	'app cannot read another tenant''s availability');

@@ -80,30 +80,30 @@ SELECT * FROM locs ORDER BY tenant, location;
 -- restock and adjust at a location
 ------------------------------------------------------------------------
 -- restock at a location returns available there (not the SKU's total)
-SELECT inventory.restock('t190', 'rcpt-2', 'A', 'north', 7);
-SELECT inventory.restock('t190', 'rcpt-3', 'A', 'north', 3, 'second pallet');
+SELECT inventory.restock_at('t190', 'rcpt-2', 'A', 'north', 7);
+SELECT inventory.restock_at('t190', 'rcpt-3', 'A', 'north', 3, 'second pallet');
 -- a new SKU stocked first at a location other than default: the SKU is made,
 -- and no default location row for it
-SELECT inventory.restock('t190', 'rcpt-4', 'B', 'south', 4);
+SELECT inventory.restock_at('t190', 'rcpt-4', 'B', 'south', 4);
 -- at an inactive location: receipts are still recorded there
-SELECT inventory.restock('t190', 'rcpt-5', 'B', 'closed', 2);
+SELECT inventory.restock_at('t190', 'rcpt-5', 'B', 'closed', 2);
 SELECT * FROM lstk ORDER BY tenant, sku, location;
 SELECT * FROM stk ORDER BY tenant, sku;
 
 -- adjust at a location: return, loss, correction; returns available there
-SELECT inventory.adjust('t190', 'adj-1', 'A', 'north', -2, 'loss', 'dropped');
-SELECT inventory.adjust('t190', 'adj-2', 'A', 'north', 1, 'return', 'returned');
-SELECT inventory.adjust('t190', 'adj-3', 'B', 'south', -1, 'correction', 'counted');
+SELECT inventory.adjust_at('t190', 'adj-1', 'A', 'north', -2, 'loss', 'dropped');
+SELECT inventory.adjust_at('t190', 'adj-2', 'A', 'north', 1, 'return', 'returned');
+SELECT inventory.adjust_at('t190', 'adj-3', 'B', 'south', -1, 'correction', 'counted');
 -- the 6-argument adjust acts on the default location
 SELECT inventory.adjust('t190', 'adj-4', 'A', -1, 'loss', 'broken');
 -- more than there is at that location (the SKU's total would suffice): IN003
-SELECT inventory.adjust('t190', 'adj-5', 'A', 'north', -10, 'loss', 'too many');
+SELECT inventory.adjust_at('t190', 'adj-5', 'A', 'north', -10, 'loss', 'too many');
 \echo :LAST_ERROR_SQLSTATE
 -- the SKU was never stocked at that location (south has no A): IN002 for
 -- a loss and for a return alike, no row made (a receipt comes first)
-SELECT inventory.adjust('t190', 'adj-6', 'A', 'south', -1, 'loss', 'none there');
+SELECT inventory.adjust_at('t190', 'adj-6', 'A', 'south', -1, 'loss', 'none there');
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-6', 'A', 'south', 1, 'return', 'none there');
+SELECT inventory.adjust_at('t190', 'adj-6', 'A', 'south', 1, 'return', 'none there');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM lstk ORDER BY tenant, sku, location;
 SELECT * FROM stk ORDER BY tenant, sku;
@@ -112,42 +112,42 @@ SELECT * FROM counts;
 
 -- replays return the available stored with the record; the location is
 -- part of the payload: the same key at another location is IN001
-SELECT inventory.restock('t190', 'rcpt-2', 'A', 'north', 7);
-SELECT inventory.adjust('t190', 'adj-1', 'A', 'north', -2, 'loss', 'another reason');
-SELECT inventory.restock('t190', 'rcpt-2', 'A', 'south', 7);
+SELECT inventory.restock_at('t190', 'rcpt-2', 'A', 'north', 7);
+SELECT inventory.adjust_at('t190', 'adj-1', 'A', 'north', -2, 'loss', 'another reason');
+SELECT inventory.restock_at('t190', 'rcpt-2', 'A', 'south', 7);
 \echo :LAST_ERROR_SQLSTATE
 SELECT inventory.restock('t190', 'rcpt-2', 'A', 7);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.restock('t190', 'rcpt-1', 'A', 'north', 10);
+SELECT inventory.restock_at('t190', 'rcpt-1', 'A', 'north', 10);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-1', 'A', 'default', -2, 'loss', 'dropped');
+SELECT inventory.adjust_at('t190', 'adj-1', 'A', 'default', -2, 'loss', 'dropped');
 \echo :LAST_ERROR_SQLSTATE
 -- and the 5-argument restock's replay is a replay at default
 SELECT inventory.restock('t190', 'rcpt-1', 'A', 10);
-SELECT inventory.restock('t190', 'rcpt-1', 'A', 'default', 10);
+SELECT inventory.restock_at('t190', 'rcpt-1', 'A', 'default', 10);
 SELECT * FROM counts;
 
 -- IN004: a location the tenant does not have (another tenant's does not
 -- count); nothing is made, not even the SKU
-SELECT inventory.restock('t190', 'rcpt-x', 'A', 'nowhere', 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'A', 'nowhere', 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.restock('t190', 'rcpt-x', 'NEW', 'nowhere', 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'NEW', 'nowhere', 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.restock('t190', 'rcpt-x', 'A', 'lo', 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'A', 'lo', 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-x', 'A', 'nowhere', 1, 'return', 'r');
+SELECT inventory.adjust_at('t190', 'adj-x', 'A', 'nowhere', 1, 'return', 'r');
 \echo :LAST_ERROR_SQLSTATE
 -- an unknown SKU at a known location: IN002 for adjust
-SELECT inventory.adjust('t190', 'adj-x', 'NOPE', 'north', 1, 'return', 'r');
+SELECT inventory.adjust_at('t190', 'adj-x', 'NOPE', 'north', 1, 'return', 'r');
 \echo :LAST_ERROR_SQLSTATE
 -- bad location names: 22023
-SELECT inventory.restock('t190', 'rcpt-x', 'A', '', 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'A', '', 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.restock('t190', 'rcpt-x', 'A', NULL::text, 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'A', NULL::text, 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.restock('t190', 'rcpt-x', 'A', repeat('n', 65), 1);
+SELECT inventory.restock_at('t190', 'rcpt-x', 'A', repeat('n', 65), 1);
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-x', 'A', NULL::text, 1, 'return', 'r');
+SELECT inventory.adjust_at('t190', 'adj-x', 'A', NULL::text, 1, 'return', 'r');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM lstk ORDER BY tenant, sku, location;
 SELECT * FROM stk ORDER BY tenant, sku;
@@ -174,9 +174,9 @@ SELECT s.sku, s.available = sum(l.available) AS available_sums,
  WHERE s.tenant = 't190'
  GROUP BY s.sku, s.available, s.reserved, s.consumed ORDER BY s.sku;
 -- a loss at a location never takes units held there
-SELECT inventory.adjust('t190', 'adj-7', 'A', 'north', -5, 'loss', 'held units');
+SELECT inventory.adjust_at('t190', 'adj-7', 'A', 'north', -5, 'loss', 'held units');
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.adjust('t190', 'adj-7', 'A', 'north', -4, 'loss', 'free units');
+SELECT inventory.adjust_at('t190', 'adj-7', 'A', 'north', -4, 'loss', 'free units');
 
 ------------------------------------------------------------------------
 -- slots: the SKU-wide slot count holds at every location of the SKU
@@ -192,7 +192,7 @@ SELECT location, count(*) AS slots, sum(available) AS available, sum(reserved) A
  GROUP BY location ORDER BY location;
 -- a new location of a slotted SKU gets the same slots
 SELECT inventory.set_stock_slots('t190', 'B', 2) AS previous;
-SELECT inventory.restock('t190', 'rcpt-6', 'B', 'north', 5);
+SELECT inventory.restock_at('t190', 'rcpt-6', 'B', 'north', 5);
 SELECT location, count(*) AS slots, sum(available) AS available
   FROM inventory.stock_slot WHERE tenant = 't190' AND sku = 'B'
  GROUP BY location ORDER BY location;

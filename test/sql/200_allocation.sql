@@ -46,7 +46,7 @@ BEGIN
 	                               ('store-a', 'P', a_p), ('store-a', 'Q', a_q),
 	                               ('store-b', 'P', b_p), ('store-b', 'Q', b_q)) v(loc, sku, n)
 	          WHERE n > 0 LOOP
-		PERFORM inventory.restock(t, 'rcpt-' || s.loc || '-' || s.sku, s.sku, s.loc, s.n);
+		PERFORM inventory.restock_at(t, 'rcpt-' || s.loc || '-' || s.sku, s.sku, s.loc, s.n);
 	END LOOP;
 END
 $$;

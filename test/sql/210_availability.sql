@@ -20,14 +20,14 @@ SELECT inventory.set_location('t210', 'annex', 20);
 SELECT inventory.set_location('t210', 'closed', 5, false);
 -- A: hub 5, shop 3, annex 1, closed 4; B: shop 2 with safety stock 1;
 -- C: annex 0 (all reserved); D: only at closed
-SELECT inventory.restock('t210', 'r-a-hub', 'A', 'hub', 5);
-SELECT inventory.restock('t210', 'r-a-shop', 'A', 'shop', 3);
-SELECT inventory.restock('t210', 'r-a-annex', 'A', 'annex', 1);
-SELECT inventory.restock('t210', 'r-a-closed', 'A', 'closed', 4);
-SELECT inventory.restock('t210', 'r-b-shop', 'B', 'shop', 2);
+SELECT inventory.restock_at('t210', 'r-a-hub', 'A', 'hub', 5);
+SELECT inventory.restock_at('t210', 'r-a-shop', 'A', 'shop', 3);
+SELECT inventory.restock_at('t210', 'r-a-annex', 'A', 'annex', 1);
+SELECT inventory.restock_at('t210', 'r-a-closed', 'A', 'closed', 4);
+SELECT inventory.restock_at('t210', 'r-b-shop', 'B', 'shop', 2);
 SELECT inventory.set_stock_policy('t210', 'B', 'shop', 1);
-SELECT inventory.restock('t210', 'r-c-annex', 'C', 'annex', 2);
-SELECT inventory.restock('t210', 'r-d-closed', 'D', 'closed', 6);
+SELECT inventory.restock_at('t210', 'r-c-annex', 'C', 'annex', 2);
+SELECT inventory.restock_at('t210', 'r-d-closed', 'D', 'closed', 6);
 -- A: 2 held at hub, 1 consumed at hub; C: both held at annex
 SELECT status, lines FROM inventory.reserve('t210', 'k1', 'A', 2, '1 hour');
 SELECT status, lines FROM inventory.reserve('t210', 'k2', 'A', 1, '1 hour');

@@ -44,10 +44,10 @@ SELECT sku, location, available, reserved, consumed
 -- hub (10): A 10, B 5; shop (20): A 10, C 5
 SELECT inventory.set_location('t220', 'hub', 10);
 SELECT inventory.set_location('t220', 'shop', 20);
-SELECT inventory.restock('t220', 'r1', 'A', 'hub', 10);
-SELECT inventory.restock('t220', 'r2', 'A', 'shop', 10);
-SELECT inventory.restock('t220', 'r3', 'B', 'hub', 5);
-SELECT inventory.restock('t220', 'r4', 'C', 'shop', 5);
+SELECT inventory.restock_at('t220', 'r1', 'A', 'hub', 10);
+SELECT inventory.restock_at('t220', 'r2', 'A', 'shop', 10);
+SELECT inventory.restock_at('t220', 'r3', 'B', 'hub', 5);
+SELECT inventory.restock_at('t220', 'r4', 'C', 'shop', 5);
 
 ------------------------------------------------------------------------
 -- extend

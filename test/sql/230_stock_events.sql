@@ -47,16 +47,16 @@ SELECT inventory.set_location('t230', 'shop', 20);
 -- restock: stock.restocked with location, version 1, available; the first
 -- level computed (from NULL) writes no level event
 ------------------------------------------------------------------------
-SELECT inventory.restock('t230', 'r1', 'A', 'hub', 5);
+SELECT inventory.restock_at('t230', 'r1', 'A', 'hub', 5);
 SELECT * FROM pg_temp.new_events();
 SELECT * FROM lstk ORDER BY sku, location;
 -- another location of the same SKU has its own version
-SELECT inventory.restock('t230', 'r2', 'A', 'shop', 1);
+SELECT inventory.restock_at('t230', 'r2', 'A', 'shop', 1);
 SELECT * FROM pg_temp.new_events();
 -- the 5-argument restock: location default, version 1 there
 SELECT inventory.restock('t230', 'r3', 'B', 2);
 SELECT * FROM pg_temp.new_events();
-SELECT inventory.restock('t230', 'r4', 'A', 'hub', 1);
+SELECT inventory.restock_at('t230', 'r4', 'A', 'hub', 1);
 SELECT * FROM pg_temp.new_events();
 SELECT * FROM lstk ORDER BY sku, location;
 
@@ -99,7 +99,7 @@ SELECT * FROM lstk ORDER BY sku, location;
 -- in_stock writes no level event, only stock.restocked
 SELECT status FROM inventory.cancel('t230', 'k3');
 SELECT * FROM pg_temp.new_events();
-SELECT inventory.restock('t230', 'r5', 'A', 'hub', 10);
+SELECT inventory.restock_at('t230', 'r5', 'A', 'hub', 10);
 SELECT * FROM pg_temp.new_events();
 SELECT * FROM lstk ORDER BY sku, location;
 
@@ -109,19 +109,19 @@ SELECT * FROM lstk ORDER BY sku, location;
 ------------------------------------------------------------------------
 BEGIN;
 -- a loss of 12 at hub (available 13, 1 of it safety): sellable 0
-SELECT inventory.adjust('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
+SELECT inventory.adjust_at('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
 SELECT * FROM pg_temp.new_events();
 ROLLBACK;
 UPDATE seen SET last_id = coalesce((SELECT max(id) FROM sev), 0);
 SELECT * FROM lstk WHERE location = 'hub' ORDER BY sku, location;
 -- committed: adjusted and out_of_stock, one each
-SELECT inventory.adjust('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
+SELECT inventory.adjust_at('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
 SELECT * FROM pg_temp.new_events();
 -- its replay writes nothing
-SELECT inventory.adjust('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
+SELECT inventory.adjust_at('t230', 'a1', 'A', 'hub', -12, 'loss', 'flood');
 SELECT * FROM pg_temp.new_events();
 -- a return of 3: back_in_stock (sellable 3 > low 2: in_stock)
-SELECT inventory.adjust('t230', 'a2', 'A', 'hub', 3, 'return', 'dried');
+SELECT inventory.adjust_at('t230', 'a2', 'A', 'hub', 3, 'return', 'dried');
 SELECT * FROM pg_temp.new_events();
 -- raising the safety stock crosses to low: set_stock_policy writes it
 SELECT inventory.set_stock_policy('t230', 'A', 'hub', 2, 2) AS changed;
@@ -152,7 +152,7 @@ SELECT inventory.set_stock_policy('t230', 'B', 'hub', 0, 1) AS changed;
 SELECT * FROM pg_temp.new_events();
 SELECT * FROM lstk WHERE sku = 'B' ORDER BY sku, location;
 -- its first receipt: out_of_stock -> low (1 <= 1): back_in_stock
-SELECT inventory.restock('t230', 'r6', 'B', 'hub', 1);
+SELECT inventory.restock_at('t230', 'r6', 'B', 'hub', 1);
 SELECT * FROM pg_temp.new_events();
 
 ------------------------------------------------------------------------

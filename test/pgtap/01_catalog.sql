@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(150);
+SELECT plan(210);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -39,6 +39,10 @@ SELECT has_view('inventory', 'tenant_member', 'inventory.tenant_member is the vi
 SELECT has_table('inventory', 'tenant_grant', 'inventory.tenant_grant is a table (0.4)');
 SELECT has_domain('inventory', 'tenant_grantee', 'the grant marker inventory.tenant_grantee exists (0.4)');
 SELECT has_table('inventory', 'outbox', 'inventory.outbox is a table');
+SELECT has_table('inventory', 'location', 'inventory.location is a table (0.5)');
+SELECT has_table('inventory', 'allocation_policy', 'inventory.allocation_policy is a table (0.5)');
+SELECT has_table('inventory', 'stock_location', 'inventory.stock_location is a table (0.5)');
+SELECT has_view('inventory', 'location_stock', 'inventory.location_stock is a view (0.5)');
 
 /* ------------------------------------------------------------------
  * Columns of the contract.  Identifier columns (tenant, sku,
@@ -89,9 +93,38 @@ INSERT INTO contract_column VALUES
 	('outbox', 'next_attempt_at', 'timestamp with time zone'),
 	('outbox', 'published_at', 'timestamp with time zone'),
 	('outbox', 'last_error', 'text'),
-	('outbox', 'dead_at', 'timestamp with time zone');
+	('outbox', 'dead_at', 'timestamp with time zone'),
+	-- 0.5: locations
+	('location', 'tenant', 'text'),
+	('location', 'location', 'text'),
+	('location', 'priority', 'integer'),
+	('location', 'active', 'boolean'),
+	('allocation_policy', 'tenant', 'text'),
+	('allocation_policy', 'allow_split', 'boolean'),
+	('stock_location', 'tenant', 'text'),
+	('stock_location', 'sku', 'text'),
+	('stock_location', 'location', 'text'),
+	('stock_location', 'safety_stock', 'bigint'),
+	('stock_location', 'low_threshold', 'bigint'),
+	('stock_location', 'level', 'text'),
+	('stock_location', 'version', 'bigint'),
+	('location_stock', 'tenant', 'text'),
+	('location_stock', 'sku', 'text'),
+	('location_stock', 'location', 'text'),
+	('location_stock', 'available', 'bigint'),
+	('location_stock', 'reserved', 'bigint'),
+	('location_stock', 'consumed', 'bigint'),
+	('location_stock', 'safety_stock', 'bigint'),
+	('location_stock', 'sellable', 'bigint'),
+	('location_stock', 'level', 'text'),
+	('location_stock', 'version', 'bigint'),
+	('stock_slot', 'location', 'text'),
+	('stock_ledger', 'location', 'text'),
+	('reservation_line', 'location', 'text'),
+	('reservation_line', 'available', 'bigint'),
+	('reservation', 'request', 'jsonb');
 
--- one has_column per contract column (43 tests)
+-- one has_column per contract column (71 tests)
 SELECT has_column('inventory', rel, col,
 		format('inventory.%s has column %s', rel, col))
   FROM contract_column ORDER BY rel, col;
@@ -148,8 +181,8 @@ SELECT results_eq($$
 $$, $$ VALUES
 	('status', 'text'), ('state', 'text'), ('applied', 'boolean'),
 	('reservation_id', 'bigint'), ('sku', 'text'), ('quantity', 'integer'),
-	('expires_at', 'timestamp with time zone')
-$$, 'inventory.outcome has exactly the contract columns, in order, with their types');
+	('expires_at', 'timestamp with time zone'), ('lines', 'jsonb'), ('reason', 'text')
+$$, 'inventory.outcome has exactly the contract columns, in order, with their types (lines and reason: 0.5)');
 
 /* ------------------------------------------------------------------
  * Functions: existence with argument types, result type, parameter
@@ -176,6 +209,15 @@ SELECT has_function('inventory', 'discard_dead_letters', ARRAY['bigint[]'], 'dis
 SELECT has_function('inventory', 'purge_published', ARRAY['interval', 'integer'], 'purge_published(interval, integer) exists');
 SELECT has_function('inventory', 'set_stock_slots', ARRAY['text', 'text', 'integer'], 'set_stock_slots(text, text, integer) exists');
 SELECT has_function('inventory', 'transition_rules', ARRAY[]::name[], 'transition_rules() exists');
+-- 0.5
+SELECT has_function('inventory', 'set_location', ARRAY['text', 'text', 'integer', 'boolean'], 'set_location(text, text, integer, boolean) exists');
+SELECT has_function('inventory', 'set_allocation_policy', ARRAY['text', 'boolean'], 'set_allocation_policy(text, boolean) exists');
+SELECT has_function('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'set_stock_policy(text, text, text, bigint, bigint) exists');
+SELECT has_function('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'restock_at(text, text, text, text, integer, text) exists');
+SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'adjust_at(text, text, text, text, bigint, text, text) exists');
+SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
+SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
+SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
 SELECT ok(NOT has_type_privilege('public', 'inventory.tenant_grantee', 'USAGE'),
 	'PUBLIC does not hold the grant marker');
 
@@ -191,6 +233,17 @@ SELECT function_returns('inventory', 'expire_due', ARRAY['integer'], 'integer', 
 SELECT function_returns('inventory', 'check_invariants', ARRAY[]::name[], 'setof record', 'check_invariants returns a set');
 SELECT function_returns('inventory', 'grant_tenant', ARRAY['text', 'regrole'], 'boolean', 'grant_tenant returns boolean');
 SELECT function_returns('inventory', 'revoke_tenant', ARRAY['text', 'regrole'], 'boolean', 'revoke_tenant returns boolean');
+SELECT function_returns('inventory', 'set_location', ARRAY['text', 'text', 'integer', 'boolean'], 'boolean', 'set_location returns boolean');
+SELECT function_returns('inventory', 'set_allocation_policy', ARRAY['text', 'boolean'], 'boolean', 'set_allocation_policy returns boolean');
+SELECT function_returns('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'boolean', 'set_stock_policy returns boolean');
+SELECT function_returns('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock_at returns bigint');
+SELECT function_returns('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust_at returns bigint');
+SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
+SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
+SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
+SELECT is(pg_get_function_result('inventory.availability(text,text[])'::regprocedure),
+	'TABLE(sku text, location text, sellable bigint, available bigint, reserved bigint, consumed bigint)',
+	'availability returns TABLE(sku, location, sellable, available, reserved, consumed)');
 
 SELECT is(pg_get_function_result('inventory.check_invariants()'::regprocedure),
 	'TABLE(tenant text, sku text, check_name text, detail text)',
@@ -224,6 +277,30 @@ SELECT is(pg_get_function_arguments('inventory.grant_tenant(text,regrole)'::regp
 	'tenant text, member regrole', 'grant_tenant: parameter names');
 SELECT is(pg_get_function_arguments('inventory.revoke_tenant(text,regrole)'::regprocedure),
 	'tenant text, member regrole', 'revoke_tenant: parameter names');
+SELECT is(pg_get_function_arguments('inventory.set_location(text,text,integer,boolean)'::regprocedure),
+	'tenant text, location text, priority integer DEFAULT 100, active boolean DEFAULT true',
+	'set_location: parameter names, priority defaults to 100, active to true');
+SELECT is(pg_get_function_arguments('inventory.set_allocation_policy(text,boolean)'::regprocedure),
+	'tenant text, allow_split boolean', 'set_allocation_policy: parameter names');
+SELECT is(pg_get_function_arguments('inventory.set_stock_policy(text,text,text,bigint,bigint)'::regprocedure),
+	'tenant text, sku text, location text, safety_stock bigint DEFAULT 0, low_threshold bigint DEFAULT NULL::bigint',
+	'set_stock_policy: parameter names, safety_stock defaults to 0, low_threshold to NULL');
+SELECT is(pg_get_function_arguments('inventory.restock_at(text,text,text,text,integer,text)'::regprocedure),
+	'tenant text, request_key text, sku text, location text, quantity integer, reason text DEFAULT NULL::text',
+	'restock_at: parameter names, reason defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.adjust_at(text,text,text,text,bigint,text,text)'::regprocedure),
+	'tenant text, request_key text, sku text, location text, delta bigint, kind text, reason text',
+	'adjust_at: parameter names');
+SELECT is(pg_get_function_arguments('inventory.availability(text,text[])'::regprocedure),
+	'tenant text, skus text[]', 'availability: parameter names');
+SELECT is(pg_get_function_arguments('inventory.extend(text,text,timestamptz)'::regprocedure),
+	'tenant text, request_key text, expires_at timestamp with time zone', 'extend: parameter names');
+SELECT is(pg_get_function_arguments('inventory.amend(text,text,jsonb)'::regprocedure),
+	'tenant text, request_key text, lines jsonb', 'amend: parameter names');
+-- availability only reads: it must not be VOLATILE either
+SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
+			  WHERE oid = 'inventory.availability(text,text[])'::regprocedure),
+	'v'::"char", 'availability is not declared VOLATILE');
 
 -- lookup never changes data: it must not be VOLATILE
 SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
@@ -286,6 +363,23 @@ SELECT is_empty($$
 			OR EXISTS (SELECT 1 FROM aclexplode(p.proacl) x
 						WHERE x.grantee = 0 AND x.privilege_type = 'EXECUTE'))
 $$, 'every function of schema inventory has an ACL without a PUBLIC EXECUTE entry (aclexplode)');
+-- the functions of 0.5 by name (the queries above would pass if they were
+-- missing altogether)
+SELECT is_empty($$
+	SELECT f FROM unnest(ARRAY[
+		'inventory.set_location(text,text,integer,boolean)',
+		'inventory.set_allocation_policy(text,boolean)',
+		'inventory.set_stock_policy(text,text,text,bigint,bigint)',
+		'inventory.restock_at(text,text,text,text,integer,text)',
+		'inventory.adjust_at(text,text,text,text,bigint,text,text)',
+		'inventory.availability(text,text[])',
+		'inventory.extend(text,text,timestamptz)',
+		'inventory.amend(text,text,jsonb)']) AS f
+	 WHERE to_regprocedure(f) IS NULL
+		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
+		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+$$, 'every 0.5 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
 SELECT is_empty($$
 	SELECT c.oid::regclass::text, x.privilege_type
 	  FROM pg_catalog.pg_class c,
@@ -349,7 +443,8 @@ SELECT is_empty($$
 		('reservation_transition', 'reservation_transition_state_valid', 'c'),
 		('tenant_grant', 'tenant_grant_pkey', 'p'),
 		('outbox', 'outbox_event_id_unique', 'u'),
-		('outbox', 'outbox_event_type_valid', 'c')
+		('outbox', 'outbox_event_type_valid', 'c'),
+		('reservation_line', 'reservation_line_unique', 'u')
 	  ) AS want(rel, conname, contype)
 	 WHERE NOT EXISTS (
 		SELECT 1 FROM pg_catalog.pg_constraint c
@@ -424,6 +519,8 @@ SELECT is_empty($$
 	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),
 				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
 				   ('inventory.tenant_grant'), ('inventory.outbox'),
+				   ('inventory.location'), ('inventory.allocation_policy'),
+				   ('inventory.stock_location'),
 				   ('inventory.reservation_id_seq'), ('inventory.stock_ledger_id_seq'),
 				   ('inventory.reservation_transition_id_seq'),
 				   ('inventory.outbox_id_seq')) AS want(rel),
@@ -461,6 +558,15 @@ SELECT ok(
 				 WHERE oid = 'inventory.stock'::regclass) = 'v'
 	   FROM pg_catalog.pg_extension WHERE extname = 'pg_inventory'),
 	'inventory.stock is registered for pg_dump (or is a view over registered tables)');
+
+-- the event types of 0.5 pass the outbox's check
+SELECT ok(
+	(SELECT pg_get_constraintdef(c.oid) ~ 'reservation\.extended' AND pg_get_constraintdef(c.oid) ~ 'reservation\.amended'
+	    AND pg_get_constraintdef(c.oid) ~ 'stock\.out_of_stock' AND pg_get_constraintdef(c.oid) ~ 'stock\.back_in_stock'
+	    AND pg_get_constraintdef(c.oid) ~ 'stock\.low'
+	   FROM pg_catalog.pg_constraint c
+	  WHERE c.conname = 'outbox_event_type_valid' AND c.conrelid = 'inventory.outbox'::regclass),
+	'outbox_event_type_valid admits reservation.extended, reservation.amended, stock.out_of_stock, stock.back_in_stock, stock.low');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -7,7 +7,7 @@
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(88);
+SELECT plan(111);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
@@ -28,7 +28,10 @@ GRANT EXECUTE ON FUNCTION
 	inventory.reserve_lines(text, text, jsonb, interval),
 	inventory.confirm(text, text),
 	inventory.cancel(text, text, text),
-	inventory.lookup(text, text)
+	inventory.lookup(text, text),
+	inventory.extend(text, text, timestamptz),
+	inventory.amend(text, text, jsonb),
+	inventory.availability(text, text[])
 	TO auth_app_a, auth_app_b;
 GRANT EXECUTE ON FUNCTION
 	inventory.lookup(text, text),
@@ -40,7 +43,13 @@ GRANT EXECUTE ON FUNCTION
 	inventory.expire_due(integer),
 	inventory.check_invariants(),
 	inventory.grant_tenant(text, regrole),
-	inventory.revoke_tenant(text, regrole)
+	inventory.revoke_tenant(text, regrole),
+	inventory.set_location(text, text, integer, boolean),
+	inventory.set_allocation_policy(text, boolean),
+	inventory.set_stock_policy(text, text, text, bigint, bigint),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text),
+	inventory.availability(text, text[])
 	TO auth_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO auth_operator;
 
@@ -109,6 +118,26 @@ $$, $$ VALUES ('confirmed', true) $$, 'app_a confirms its reservation');
 SELECT results_eq($$
 	SELECT status, applied FROM inventory.cancel('auth-ta', 'a-2', 'changed mind')
 $$, $$ VALUES ('cancelled', true) $$, 'app_a cancels its reservation');
+-- 0.5: extend, amend, availability for its tenant (a-5 is cancelled again,
+-- so the counts below stay those of a-1 and a-2)
+SELECT results_eq($$
+	SELECT status, applied FROM inventory.reserve('auth-ta', 'a-5', 'A', 1)
+$$, $$ VALUES ('reserved', true) $$, 'app_a reserves a-5');
+SELECT results_eq($$
+	SELECT status, state, applied FROM inventory.extend('auth-ta', 'a-5', '2026-01-01 01:00:00+00')
+$$, $$ VALUES ('extended', 'pending', true) $$, 'app_a extends its reservation');
+SELECT results_eq($$
+	SELECT status, state, applied, quantity FROM inventory.amend('auth-ta', 'a-5', '[{"sku": "A", "quantity": 2}]')
+$$, $$ VALUES ('amended', 'pending', true, 2) $$, 'app_a amends its reservation');
+SELECT results_eq($$
+	SELECT status, applied FROM inventory.cancel('auth-ta', 'a-5', 'changed mind')
+$$, $$ VALUES ('cancelled', true) $$, 'app_a cancels a-5');
+SELECT results_eq($$
+	SELECT location::text, sellable, available, reserved, consumed
+	  FROM inventory.availability('auth-ta', ARRAY['A'])
+$$, $$ VALUES ('default', 8::bigint, NULL::bigint, NULL::bigint, NULL::bigint),
+			  (NULL, 8::bigint, NULL::bigint, NULL::bigint, NULL::bigint) $$,
+	'app_a reads availability of its tenant: sellable only, the counters NULL');
 RESET ROLE;
 
 -- the snapshot of every table and sequence before the refused calls
@@ -151,6 +180,22 @@ SELECT throws_ok($$SELECT inventory.expire_due()$$, '42501',
 	NULL, 'app_a cannot call expire_due (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.grant_tenant('auth-tb', 'auth_app_a')$$, '42501',
 	NULL, 'app_a cannot grant itself another tenant (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.extend('auth-tb', 'b-1', '2026-01-01 01:00:00+00')$$, '42501',
+	NULL, 'app_a cannot extend for auth-tb (42501)');
+SELECT throws_ok($$SELECT inventory.amend('auth-tb', 'b-1', '[{"sku": "B", "quantity": 1}]')$$, '42501',
+	NULL, 'app_a cannot amend for auth-tb (42501)');
+SELECT throws_ok($$SELECT * FROM inventory.availability('auth-tb', ARRAY['B'])$$, '42501',
+	NULL, 'app_a cannot read availability of auth-tb (42501)');
+SELECT throws_ok($$SELECT inventory.set_location('auth-ta', 'hub', 1)$$, '42501',
+	NULL, 'app_a cannot set a location (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.set_allocation_policy('auth-ta', true)$$, '42501',
+	NULL, 'app_a cannot set the allocation policy (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.set_stock_policy('auth-ta', 'A', 'default', 1)$$, '42501',
+	NULL, 'app_a cannot set a stock policy (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.restock_at('auth-ta', 'a-rcpt', 'A', 'default', 5)$$, '42501',
+	NULL, 'app_a cannot restock at a location (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.adjust_at('auth-ta', 'a-adj', 'A', 'default', -1, 'loss', 'broken')$$,
+	'42501', NULL, 'app_a cannot adjust at a location (no EXECUTE)');
 -- tables: no direct reads or writes
 SELECT throws_ok($$SELECT * FROM inventory.stock$$, '42501',
 	NULL, 'app_a cannot read inventory.stock');
@@ -237,6 +282,10 @@ SELECT throws_ok($$SELECT inventory.confirm('auth-tb', 'b-1')$$, '42501',
 	NULL, 'consumer cannot confirm (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.restock('auth-ta', 'c-rcpt', 'A', 1)$$, '42501',
 	NULL, 'consumer cannot restock (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.extend('auth-tb', 'b-1', '2026-01-01 01:00:00+00')$$, '42501',
+	NULL, 'consumer cannot extend (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.amend('auth-tb', 'b-1', '[{"sku": "B", "quantity": 1}]')$$, '42501',
+	NULL, 'consumer cannot amend (no EXECUTE)');
 SELECT throws_ok($$SELECT count(*) FROM inventory.reservation$$, '42501',
 	NULL, 'consumer cannot read inventory.reservation');
 RESET ROLE;
@@ -258,7 +307,7 @@ SELECT is_empty($$SELECT * FROM inventory.check_invariants()$$,
 SELECT results_eq($$
 	SELECT tenant::text COLLATE "default", count(*) FROM inventory.reservation
 	 WHERE tenant IN ('auth-ta', 'auth-tb') GROUP BY 1 ORDER BY 1
-$$, $$ VALUES ('auth-ta', 2::bigint), ('auth-tb', 1::bigint) $$,
+$$, $$ VALUES ('auth-ta', 3::bigint), ('auth-tb', 1::bigint) $$,
 	'operator reads every tenant''s reservations');
 SELECT results_eq($$
 	SELECT tenant::text COLLATE "default", sku::text COLLATE "default", available, reserved, consumed FROM inventory.stock
@@ -270,6 +319,26 @@ SELECT throws_ok($$SELECT inventory.reserve('auth-ta', 'o-1', 'A', 1)$$, '42501'
 	NULL, 'operator cannot reserve (no EXECUTE)');
 SELECT throws_ok($$DELETE FROM inventory.outbox$$, '42501',
 	NULL, 'operator cannot write tables directly (SELECT only)');
+-- 0.5: locations, policies, stock at a location, availability with counters
+SELECT is(inventory.set_location('auth-ta', 'hub', 10), true,
+	'operator sets a location of auth-ta through its grant of *');
+SELECT is(inventory.restock_at('auth-ta', 'rcpt-3', 'A', 'hub', 4), 4::bigint,
+	'operator restocks auth-ta at hub');
+SELECT is(inventory.adjust_at('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropped'), 3::bigint,
+	'operator adjusts auth-ta at hub');
+SELECT is(inventory.set_stock_policy('auth-ta', 'A', 'hub', 1, 2), true,
+	'operator sets a stock policy of auth-ta');
+SELECT is(inventory.set_allocation_policy('auth-tb', true), true,
+	'operator sets the allocation policy of auth-tb');
+SELECT results_eq($$
+	SELECT location::text, sellable, available, reserved, consumed
+	  FROM inventory.availability('auth-ta', ARRAY['A'])
+$$, $$ VALUES ('hub', 2::bigint, 3::bigint, 0::bigint, 0::bigint),
+			  ('default', 15::bigint, 15::bigint, 0::bigint, 0::bigint),
+			  (NULL, 17::bigint, 18::bigint, 0::bigint, 0::bigint) $$,
+	'operator (grant of *) reads availability with the counters');
+SELECT throws_ok($$SELECT inventory.extend('auth-tb', 'b-1', '2026-01-01 01:00:00+00')$$, '42501',
+	NULL, 'operator cannot extend (no EXECUTE)');
 RESET ROLE;
 
 /* ------------------------------------------------------------------
@@ -328,6 +397,10 @@ $$, $$ VALUES ('reserved', true) $$, 'superuser reserves for auth-tb without a g
 SELECT results_eq($$
 	SELECT status FROM inventory.lookup('auth-ta', 'a-1')
 $$, $$ VALUES ('reserved') $$, 'superuser looks up auth-ta without a grant');
+SELECT results_eq($$
+	SELECT location::text, available FROM inventory.availability('auth-tb', ARRAY['B'])
+$$, $$ VALUES ('default', 8::bigint), (NULL, 8::bigint) $$,
+	'superuser reads availability with the counters without a grant');
 
 /* ------------------------------------------------------------------
  * Revoking: by the operator; '*' removes only the wildcard

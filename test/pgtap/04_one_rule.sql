@@ -14,7 +14,7 @@
 -- The roles are created inside the transaction; ROLLBACK removes them.
 
 BEGIN;
-SELECT plan(41);
+SELECT plan(51);
 
 CREATE ROLE rule_app NOLOGIN;
 CREATE ROLE rule_other NOLOGIN;
@@ -30,7 +30,15 @@ GRANT EXECUTE ON FUNCTION
 	inventory.adjust(text, text, text, bigint, text, text),
 	inventory.set_stock_slots(text, text, integer),
 	inventory.grant_tenant(text, regrole),
-	inventory.revoke_tenant(text, regrole)
+	inventory.revoke_tenant(text, regrole),
+	inventory.set_location(text, text, integer, boolean),
+	inventory.set_allocation_policy(text, boolean),
+	inventory.set_stock_policy(text, text, text, bigint, bigint),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text),
+	inventory.availability(text, text[]),
+	inventory.extend(text, text, timestamptz),
+	inventory.amend(text, text, jsonb)
 	TO rule_app, rule_operator, rule_delegate, rule_gone;
 SELECT inventory.restock('rule-a', 'r', 'A', 10);
 SELECT inventory.restock('rule-b', 'r', 'B', 10);
@@ -58,7 +66,28 @@ SELECT throws_ok($$SELECT inventory.revoke_tenant('rule-b', 'rule_other')$$, '42
 	'app cannot revoke another tenant''s grants');
 SELECT is(inventory.grant_tenant('rule-a', 'rule_other'), true,
 	'app grants its own tenant to another role');
+-- 0.5: the functions that take a tenant follow the same rule
+SELECT is(inventory.set_location('rule-a', 'hub', 1), true,
+	'app sets a location of its own tenant');
+SELECT throws_ok($$SELECT inventory.set_location('rule-b', 'hub', 1)$$, '42501', NULL,
+	'app cannot set a location of another tenant');
+SELECT throws_ok($$SELECT inventory.set_allocation_policy('rule-b', true)$$, '42501', NULL,
+	'app cannot set another tenant''s allocation policy');
+SELECT throws_ok($$SELECT inventory.set_stock_policy('rule-b', 'B', 'default', 1)$$, '42501', NULL,
+	'app cannot set another tenant''s stock policy');
+SELECT throws_ok($$SELECT inventory.restock_at('rule-b', 'r2', 'B', 'default', 1)$$, '42501', NULL,
+	'app cannot restock another tenant at a location');
+SELECT throws_ok($$SELECT inventory.adjust_at('rule-b', 'j', 'B', 'default', -1, 'loss', 'x')$$, '42501', NULL,
+	'app cannot adjust another tenant at a location');
+SELECT throws_ok($$SELECT * FROM inventory.availability('rule-b', ARRAY['B'])$$, '42501', NULL,
+	'app cannot read another tenant''s availability');
+SELECT throws_ok($$SELECT inventory.extend('rule-b', 'k', '2030-01-01 00:00:00+00')$$, '42501', NULL,
+	'app cannot extend for another tenant');
+SELECT throws_ok($$SELECT inventory.amend('rule-b', 'k', '[{"sku": "B", "quantity": 1}]')$$, '42501', NULL,
+	'app cannot amend for another tenant');
 RESET ROLE;
+SELECT is((SELECT count(*) FROM inventory.location WHERE tenant = 'rule-b' AND location <> 'default'), 0::bigint,
+	'no location of rule-b appeared');
 SELECT results_eq($$SELECT available FROM inventory.stock WHERE tenant = 'rule-b'$$,
 	$$VALUES (10::bigint)$$, 'nothing of rule-b changed');
 SELECT is((SELECT count(*) FROM inventory.tenant_member WHERE tenant = 'rule-new'), 0::bigint,

@@ -7,6 +7,13 @@
  *		instead of queueing on one.  See storage.h for the interface; the
  *		operator function set_stock_slots lives here too.
  *
+ * Two layouts share this code (SlotLayout): 0.3 and 0.4 keep the slots of
+ * a SKU; 0.5 on keeps them per (sku, location), each location of a SKU
+ * with as many slots as inventory.sku says, with the safety stock of the
+ * (sku, location) never taken (a slot keeps its share on the fast path,
+ * the fallback checks the total), and the stock level looked at after a
+ * move that may have changed it (level.c).
+ *
  * Moving units (available -> reserved on reserve, reserved -> consumed on
  * confirm, ...) first tries one slot that holds enough, taken with SKIP
  * LOCKED: concurrent callers spread over the slots and never wait there.

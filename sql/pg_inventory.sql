@@ -240,10 +240,10 @@ COMMENT ON COLUMN inventory.location_stock.slots IS 'Number of slots the counter
 COMMENT ON COLUMN inventory.location_stock.updated_at IS 'When a counter at the location last changed (pg_inventory clock).';
 
 /*
- * A superuser repairing counters by hand (UPDATE inventory.stock SET ...)
- * changes the lowest slot of the lowest location (byte order) by the
- * difference; the functions never write through the view.  Nobody else may
- * write it (no privileges).
+ * 0.5: no hand repairs through the view (issue #14).  UPDATE inventory.stock
+ * is refused, even for a superuser: a correction is adjust or adjust_at,
+ * with a reason, a ledger record and its event.  Nobody else may write the
+ * view anyway (no privileges).
  */
 CREATE FUNCTION inventory._stock_view_update()
 	RETURNS trigger
@@ -251,30 +251,19 @@ CREATE FUNCTION inventory._stock_view_update()
 	SET search_path = pg_catalog, pg_temp
 	AS $$
 BEGIN
-	IF NEW.tenant IS DISTINCT FROM OLD.tenant OR NEW.sku IS DISTINCT FROM OLD.sku
-	   OR NEW.slots IS DISTINCT FROM OLD.slots THEN
-		RAISE EXCEPTION 'only the counters of inventory.stock can be changed'
-			USING ERRCODE = 'feature_not_supported',
-				  HINT = 'Use inventory.set_stock_slots to change the slot count.';
-	END IF;
-	UPDATE inventory.stock_slot s
-	   SET available = s.available + (NEW.available - OLD.available),
-		   reserved = s.reserved + (NEW.reserved - OLD.reserved),
-		   consumed = s.consumed + (NEW.consumed - OLD.consumed)
-	 WHERE s.tenant = OLD.tenant AND s.sku = OLD.sku
-	   AND (s.location, s.slot) = (SELECT m.location, m.slot FROM inventory.stock_slot m
-									WHERE m.tenant = OLD.tenant AND m.sku = OLD.sku
-									ORDER BY m.location, m.slot LIMIT 1);
-	RETURN NEW;
+	RAISE EXCEPTION 'inventory.stock cannot be changed by hand'
+		USING ERRCODE = 'feature_not_supported',
+			  DETAIL = 'A counter changed outside the functions has no ledger record and no event; check_invariants would report it.',
+			  HINT = 'Correct available units with inventory.adjust (or inventory.adjust_at at a location), which records the reason, a ledger record and its event; change the slot count with inventory.set_stock_slots.';
 END
 $$;
 COMMENT ON FUNCTION inventory._stock_view_update() IS
-	'INSTEAD OF UPDATE trigger of the view inventory.stock: applies a hand-made change of a counter to the SKU''s lowest (location, slot) in byte order (superusers only).';
+	'INSTEAD OF UPDATE trigger of the view inventory.stock: refuses every hand change (0A000); counters change only through the functions (a correction: adjust or adjust_at).';
 REVOKE ALL ON FUNCTION inventory._stock_view_update() FROM PUBLIC;
 CREATE TRIGGER stock_view_update INSTEAD OF UPDATE ON inventory.stock
 	FOR EACH ROW EXECUTE FUNCTION inventory._stock_view_update();
 COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
-	'Applies a superuser''s hand change of a counter in inventory.stock to the SKU''s lowest (location, slot).';
+	'Refuses a hand change of inventory.stock (0A000): a correction is inventory.adjust or inventory.adjust_at.';
 
 
 /* ---------------------------------------------------------------------
@@ -768,21 +757,23 @@ CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
 	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023.';
 
-CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
+-- 0.5: the reason goes into inventory.operator_audit with what was changed
+CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL,
+		reason text DEFAULT NULL)
 	RETURNS integer
 	LANGUAGE C VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
-COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[]) IS
-	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many.';
+COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
+	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023.';
 
-CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
+CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	RETURNS integer
 	LANGUAGE C VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
-COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[]) IS
-	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023.';
+COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. Returns how many. Errors: 22023.';
 
 CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 		max_rows integer DEFAULT 10000)
@@ -881,3 +872,194 @@ COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
 	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;
+
+/* ---------------------------------------------------------------------
+ * The DBA's console (0.5, issue #14 part A): the clock, the pending
+ * holds, the reservation metrics, the worker's status and the operator
+ * audit.  A view runs with its owner's table privileges but calls its
+ * functions with the reader's: who reads pending_hold,
+ * pending_hold_summary or reservation_metrics needs EXECUTE on
+ * inventory.clock(), who reads worker_status EXECUTE on
+ * inventory.worker_status() as well.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.clock()
+	RETURNS timestamptz
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_clock';
+COMMENT ON FUNCTION inventory.clock() IS
+	'The instant pg_inventory uses for expiry and for every time it writes: pg_inventory.frozen_now when set, else the server''s clock at the call (like clock_timestamp(), not the transaction start). A reservation is due when expires_at <= inventory.clock(). Errors: none.';
+
+CREATE FUNCTION inventory.worker_status()
+	RETURNS TABLE(enabled boolean, database text, launcher_state text,
+				  launcher_pid integer, launcher_checks integer,
+				  launcher_next_check timestamptz, worker_state text,
+				  worker_pid integer, worker_started_at timestamptz,
+				  worker_exit text, last_pass_at timestamptz,
+				  last_pass_expired bigint, last_pass_purged bigint,
+				  total_passes bigint, total_expired bigint,
+				  total_purged bigint, total_errors bigint,
+				  last_error_at timestamptz, last_error_sqlstate text,
+				  last_error_message text)
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_worker_status';
+COMMENT ON FUNCTION inventory.worker_status() IS
+	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring or purging; worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
+
+CREATE VIEW inventory.worker_status AS
+SELECT s.enabled, s.database, s.launcher_state, s.launcher_pid,
+	   s.launcher_checks, s.launcher_next_check, s.worker_state, s.worker_pid,
+	   s.worker_started_at, s.worker_exit, s.last_pass_at, s.last_pass_expired,
+	   s.last_pass_purged, s.total_passes, s.total_expired, s.total_purged,
+	   s.total_errors, s.last_error_at, s.last_error_sqlstate,
+	   s.last_error_message
+  FROM inventory.worker_status() s;
+COMMENT ON VIEW inventory.worker_status IS
+	'The expiry worker and its launcher, one row (inventory.worker_status()): states, pids, the last pass and the totals since the server started, the last error caught in a pass. Readers need EXECUTE on inventory.worker_status() too.';
+COMMENT ON COLUMN inventory.worker_status.enabled IS 'Whether the server preloads pg_inventory with a pg_inventory.worker_database (else nothing runs and the rest is empty).';
+COMMENT ON COLUMN inventory.worker_status.database IS 'pg_inventory.worker_database: the database the worker expires in (NULL when not enabled).';
+COMMENT ON COLUMN inventory.worker_status.launcher_state IS 'stopped, checking, no_database (waits for the database), worker_running, no_extension (waits for CREATE EXTENSION there) or retry.';
+COMMENT ON COLUMN inventory.worker_status.launcher_pid IS 'Process id of the launcher; NULL when it is not running.';
+COMMENT ON COLUMN inventory.worker_status.launcher_checks IS 'Checks in a row with the launcher''s current outcome (no_database, no_extension, retry); 0 while a worker runs.';
+COMMENT ON COLUMN inventory.worker_status.launcher_next_check IS 'When the launcher looks again; NULL when it waits to be woken.';
+COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due) or purging (in purge_published).';
+COMMENT ON COLUMN inventory.worker_status.worker_pid IS 'Process id of the expiry worker; NULL when it is not running.';
+COMMENT ON COLUMN inventory.worker_status.worker_started_at IS 'When the current (or last) expiry worker started.';
+COMMENT ON COLUMN inventory.worker_status.worker_exit IS 'Why the last expiry worker stopped: no_extension, extension_dropped or terminated; NULL while it runs.';
+COMMENT ON COLUMN inventory.worker_status.last_pass_at IS 'When the last pass (expire_due in batches, then purge_published) ended; NULL before the first.';
+COMMENT ON COLUMN inventory.worker_status.last_pass_expired IS 'Reservations expired by the last pass.';
+COMMENT ON COLUMN inventory.worker_status.last_pass_purged IS 'Published outbox events deleted by the last pass.';
+COMMENT ON COLUMN inventory.worker_status.total_passes IS 'Passes since the server started.';
+COMMENT ON COLUMN inventory.worker_status.total_expired IS 'Reservations the worker expired since the server started.';
+COMMENT ON COLUMN inventory.worker_status.total_purged IS 'Outbox events the worker deleted since the server started.';
+COMMENT ON COLUMN inventory.worker_status.total_errors IS 'Errors caught in passes since the server started (each rolled back its step; the worker carried on).';
+COMMENT ON COLUMN inventory.worker_status.last_error_at IS 'When the last caught error happened; NULL if none.';
+COMMENT ON COLUMN inventory.worker_status.last_error_sqlstate IS 'SQLSTATE of the last caught error.';
+COMMENT ON COLUMN inventory.worker_status.last_error_message IS 'Message of the last caught error (its first 255 bytes).';
+
+CREATE VIEW inventory.pending_hold AS
+SELECT r.tenant, r.request_key, r.id AS reservation_id, l.sku, l.location,
+	   l.quantity, r.expires_at,
+	   r.expires_at <= (SELECT inventory.clock()) AS due, r.created_at
+  FROM inventory.reservation r
+  JOIN inventory.reservation_line l ON l.reservation_id = r.id
+ WHERE r.state = 'pending';
+COMMENT ON VIEW inventory.pending_hold IS
+	'One row per line of a pending reservation: the units it holds at a location until it expires. due: expired by the clock (inventory.clock()) but not yet swept by expire_due (or a call that finds it). Readers need EXECUTE on inventory.clock().';
+COMMENT ON COLUMN inventory.pending_hold.tenant IS 'Tenant of the reservation.';
+COMMENT ON COLUMN inventory.pending_hold.request_key IS 'Idempotency key of the reserve call.';
+COMMENT ON COLUMN inventory.pending_hold.reservation_id IS 'The reservation.';
+COMMENT ON COLUMN inventory.pending_hold.sku IS 'The SKU held.';
+COMMENT ON COLUMN inventory.pending_hold.location IS 'Where the units are held.';
+COMMENT ON COLUMN inventory.pending_hold.quantity IS 'Units held.';
+COMMENT ON COLUMN inventory.pending_hold.expires_at IS 'When the reservation expires (inclusive).';
+COMMENT ON COLUMN inventory.pending_hold.due IS 'expires_at <= inventory.clock(): expired, its units not yet back in available.';
+COMMENT ON COLUMN inventory.pending_hold.created_at IS 'When the reservation was made (pg_inventory clock).';
+
+CREATE VIEW inventory.pending_hold_summary AS
+SELECT h.tenant, h.sku, h.location, count(*) AS holds,
+	   sum(h.quantity)::bigint AS units, min(h.expires_at) AS earliest_expiry,
+	   count(*) FILTER (WHERE h.due) AS due_holds,
+	   COALESCE(sum(h.quantity) FILTER (WHERE h.due), 0)::bigint AS due_units
+  FROM inventory.pending_hold h
+ GROUP BY h.tenant, h.sku, h.location;
+COMMENT ON VIEW inventory.pending_hold_summary IS
+	'The pending holds per (tenant, sku, location): how many reservations hold units there, how many units, the earliest expiry, and how many of them are due (expired by inventory.clock(), not yet swept). Readers need EXECUTE on inventory.clock().';
+COMMENT ON COLUMN inventory.pending_hold_summary.tenant IS 'Tenant of the holds.';
+COMMENT ON COLUMN inventory.pending_hold_summary.sku IS 'The SKU held.';
+COMMENT ON COLUMN inventory.pending_hold_summary.location IS 'Where the units are held.';
+COMMENT ON COLUMN inventory.pending_hold_summary.holds IS 'Pending reservations holding the SKU there.';
+COMMENT ON COLUMN inventory.pending_hold_summary.units IS 'Units they hold (the reserved units of the SKU at the location).';
+COMMENT ON COLUMN inventory.pending_hold_summary.earliest_expiry IS 'The earliest expires_at of those reservations.';
+COMMENT ON COLUMN inventory.pending_hold_summary.due_holds IS 'Of those reservations, the ones due (expired by inventory.clock(), not yet swept).';
+COMMENT ON COLUMN inventory.pending_hold_summary.due_units IS 'Units held by the due ones.';
+
+-- the transitions of the last hour, for reservation_metrics: rows come in
+-- time order, so a block range index stays small and exact enough
+CREATE INDEX reservation_transition_created_at
+	ON inventory.reservation_transition USING brin (created_at);
+COMMENT ON INDEX inventory.reservation_transition_created_at IS
+	'Transitions by time (block ranges), for reservation_metrics.';
+
+CREATE VIEW inventory.reservation_metrics AS
+WITH c AS MATERIALIZED (SELECT inventory.clock() AS now)
+SELECT p.pending, p.due_unswept,
+	   t.confirmed_last_minute, t.cancelled_last_minute,
+	   t.expired_last_minute, t.rejected_last_minute,
+	   t.compensated_last_minute,
+	   t.confirmed_last_hour, t.cancelled_last_hour, t.expired_last_hour,
+	   t.rejected_last_hour, t.compensated_last_hour,
+	   p.oldest_pending_at
+  FROM c
+ CROSS JOIN LATERAL (
+	SELECT count(*) AS pending,
+		   count(*) FILTER (WHERE r.expires_at <= c.now) AS due_unswept,
+		   min(r.created_at) AS oldest_pending_at
+	  FROM inventory.reservation r
+	 WHERE r.state = 'pending') p
+ CROSS JOIN LATERAL (
+	SELECT count(*) FILTER (WHERE x.to_state = 'confirmed' AND x.last_minute) AS confirmed_last_minute,
+		   count(*) FILTER (WHERE x.to_state = 'cancelled' AND x.last_minute) AS cancelled_last_minute,
+		   count(*) FILTER (WHERE x.to_state = 'expired' AND x.last_minute) AS expired_last_minute,
+		   count(*) FILTER (WHERE x.to_state = 'rejected' AND x.last_minute) AS rejected_last_minute,
+		   count(*) FILTER (WHERE x.to_state = 'compensated' AND x.last_minute) AS compensated_last_minute,
+		   count(*) FILTER (WHERE x.to_state = 'confirmed') AS confirmed_last_hour,
+		   count(*) FILTER (WHERE x.to_state = 'cancelled') AS cancelled_last_hour,
+		   count(*) FILTER (WHERE x.to_state = 'expired') AS expired_last_hour,
+		   count(*) FILTER (WHERE x.to_state = 'rejected') AS rejected_last_hour,
+		   count(*) FILTER (WHERE x.to_state = 'compensated') AS compensated_last_hour
+	  FROM (SELECT y.to_state, y.created_at > c.now - interval '1 minute' AS last_minute
+			  FROM inventory.reservation_transition y
+			 WHERE y.created_at > c.now - interval '1 hour'
+			   AND y.created_at <= c.now) x) t;
+COMMENT ON VIEW inventory.reservation_metrics IS
+	'Reservation health, one row, by inventory.clock(): pending reservations, those due but not yet swept (due_unswept: growing means nothing runs expire_due), the reservations confirmed, cancelled, expired, rejected (insufficient) and compensated in the last minute and the last hour (from the transition log), and the oldest pending one. The counterpart of outbox_metrics. Readers need EXECUTE on inventory.clock().';
+COMMENT ON COLUMN inventory.reservation_metrics.pending IS 'Pending reservations (units held).';
+COMMENT ON COLUMN inventory.reservation_metrics.due_unswept IS 'Pending reservations past their expiry (expires_at <= inventory.clock()) that nothing has expired yet.';
+COMMENT ON COLUMN inventory.reservation_metrics.confirmed_last_minute IS 'Reservations confirmed in the last minute.';
+COMMENT ON COLUMN inventory.reservation_metrics.cancelled_last_minute IS 'Reservations cancelled in the last minute.';
+COMMENT ON COLUMN inventory.reservation_metrics.expired_last_minute IS 'Reservations expired in the last minute.';
+COMMENT ON COLUMN inventory.reservation_metrics.rejected_last_minute IS 'Reserve calls refused as insufficient (stored rejected) in the last minute.';
+COMMENT ON COLUMN inventory.reservation_metrics.compensated_last_minute IS 'Reservations compensated in the last minute.';
+COMMENT ON COLUMN inventory.reservation_metrics.confirmed_last_hour IS 'Reservations confirmed in the last hour.';
+COMMENT ON COLUMN inventory.reservation_metrics.cancelled_last_hour IS 'Reservations cancelled in the last hour.';
+COMMENT ON COLUMN inventory.reservation_metrics.expired_last_hour IS 'Reservations expired in the last hour.';
+COMMENT ON COLUMN inventory.reservation_metrics.rejected_last_hour IS 'Reserve calls refused as insufficient in the last hour.';
+COMMENT ON COLUMN inventory.reservation_metrics.compensated_last_hour IS 'Reservations compensated in the last hour.';
+COMMENT ON COLUMN inventory.reservation_metrics.oldest_pending_at IS 'created_at of the oldest pending reservation; NULL when none.';
+
+CREATE TABLE inventory.operator_audit (
+	id			bigserial NOT NULL,
+	at			timestamptz NOT NULL,
+	actor		text NOT NULL,
+	action		text NOT NULL,
+	tenant		text,
+	detail		jsonb NOT NULL,
+	reason		text,
+	CONSTRAINT operator_audit_pkey PRIMARY KEY (id),
+	CONSTRAINT operator_audit_action_valid CHECK (action IN (
+		'grant_tenant', 'revoke_tenant', 'set_location',
+		'set_allocation_policy', 'set_stock_policy', 'set_stock_slots',
+		'requeue_dead_letters', 'discard_dead_letters')),
+	CONSTRAINT operator_audit_detail_object
+		CHECK (pg_catalog.jsonb_typeof(detail) = 'object'),
+	CONSTRAINT operator_audit_reason_length CHECK (char_length(reason) <= 1000)
+);
+COMMENT ON TABLE inventory.operator_audit IS
+	'What operators changed by hand, one row per call that changed something, written in the same transaction by grant_tenant, revoke_tenant, set_location, set_allocation_policy, set_stock_policy, set_stock_slots, requeue_dead_letters and discard_dead_letters. Never written by business calls (their records are the ledger, the transition log and the outbox).';
+COMMENT ON COLUMN inventory.operator_audit.id IS 'Surrogate key in insertion order.';
+COMMENT ON COLUMN inventory.operator_audit.at IS 'When the call ran (pg_inventory clock).';
+COMMENT ON COLUMN inventory.operator_audit.actor IS 'Role in effect when the call ran.';
+COMMENT ON COLUMN inventory.operator_audit.action IS 'The function called: grant_tenant, revoke_tenant, set_location, set_allocation_policy, set_stock_policy, set_stock_slots, requeue_dead_letters or discard_dead_letters.';
+COMMENT ON COLUMN inventory.operator_audit.tenant IS 'The tenant the change concerns (* for a wildcard grant); NULL for outbox events, which may be of several.';
+COMMENT ON COLUMN inventory.operator_audit.detail IS 'What changed, as a JSON object: the names, ids and counts, and the old and new values.';
+COMMENT ON COLUMN inventory.operator_audit.reason IS 'The reason the operator gave (required to discard dead letters); NULL if none.';
+
+REVOKE ALL ON FUNCTION inventory.clock(), inventory.worker_status() FROM PUBLIC;
+REVOKE ALL ON inventory.worker_status, inventory.pending_hold,
+	inventory.pending_hold_summary, inventory.reservation_metrics,
+	inventory.operator_audit FROM PUBLIC;
+REVOKE ALL ON SEQUENCE inventory.operator_audit_id_seq FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('inventory.operator_audit', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.operator_audit_id_seq', '');

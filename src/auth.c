@@ -206,7 +206,9 @@ static InventoryStatement revoke_row = {
  *		The work of grant_tenant and revoke_tenant: tenant within the name
  *		limits or '*' (canonical when granting), member a role (not NULL,
  *		not PUBLIC); the caller must be authorised for the tenant.  Returns
- *		whether a grant was added or removed.  Errors: 22023, 42501.
+ *		whether a grant was added or removed; a change is audited (0.5:
+ *		inventory.operator_audit, detail {"member": role}).  Errors: 22023,
+ *		42501.
  */
 static Datum
 GrantChange(FunctionCallInfo fcinfo, bool grant)
@@ -237,6 +239,11 @@ GrantChange(FunctionCallInfo fcinfo, bool grant)
 							   grant ? SPI_OK_INSERT_RETURNING :
 							   SPI_OK_DELETE_RETURNING) > 0;
 	}
+	if (changed)
+		InventoryAudit(&call, grant ? "grant_tenant" : "revoke_tenant", tenant,
+					   psprintf("{\"member\": %s}",
+								InventoryJsonText(GetUserNameFromId(member, false))),
+					   NULL);
 	InventoryEndCall(&call);
 	PG_RETURN_BOOL(changed);
 }

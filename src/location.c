@@ -66,16 +66,23 @@ InventoryUnknownLocation(const char *tenant, const char *location)
 			 errhint("An operator creates a location with inventory.set_location.")));
 }
 
-/* $1 tenant, $2 location, $3 priority, $4 active, $5 clock */
+/*
+ * $1 tenant, $2 location, $3 priority, $4 active, $5 clock.  A row when it
+ * changed something: the old priority and active flag as JSON (NULL:
+ * created), for the audit.
+ */
 static InventoryStatement upsert_location = {
 	"create or update location",
+	"WITH old AS (SELECT o.priority, o.active FROM inventory.location o "
+	"WHERE o.tenant = $1 AND o.location = $2 FOR UPDATE) "
 	"INSERT INTO inventory.location AS l "
 	"(tenant, location, priority, active, created_at, updated_at) "
 	"VALUES ($1, $2, $3, $4, $5, $5) "
 	"ON CONFLICT (tenant, location) DO UPDATE SET priority = EXCLUDED.priority, "
 	"active = EXCLUDED.active, updated_at = EXCLUDED.updated_at "
 	"WHERE (l.priority, l.active) IS DISTINCT FROM (EXCLUDED.priority, EXCLUDED.active) "
-	"RETURNING 1",
+	"RETURNING (SELECT jsonb_build_object('priority', old.priority, "
+	"'active', old.active) FROM old)::text",
 	5, {TEXTOID, TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID}
 };
 
@@ -122,6 +129,18 @@ inventory_set_location(PG_FUNCTION_ARGS)
 	values[4] = TimestampTzGetDatum(InventoryNow());
 	changed = InventoryRun(&upsert_location, values, NULL,
 						   SPI_OK_INSERT_RETURNING) > 0;
+	if (changed)
+	{
+		char	   *old = InventoryResultText(0, 1);
+
+		InventoryAudit(&call, "set_location", tenant,
+					   psprintf("{\"location\": %s, \"old\": %s, "
+								"\"new\": {\"priority\": %d, \"active\": %s}}",
+								InventoryJsonText(location),
+								old == NULL ? "null" : old,
+								priority, active ? "true" : "false"),
+					   NULL);
+	}
 	InventoryEndCall(&call);
 	PG_RETURN_BOOL(changed);
 }
@@ -167,6 +186,12 @@ inventory_set_allocation_policy(PG_FUNCTION_ARGS)
 	values[2] = TimestampTzGetDatum(InventoryNow());
 	changed = InventoryRun(&upsert_policy, values, NULL,
 						   SPI_OK_INSERT_RETURNING) > 0;
+	if (changed)
+		InventoryAudit(&call, "set_allocation_policy", tenant,
+					   PG_GETARG_BOOL(1) ?
+					   "{\"old\": {\"allow_split\": false}, \"new\": {\"allow_split\": true}}" :
+					   "{\"old\": {\"allow_split\": true}, \"new\": {\"allow_split\": false}}",
+					   NULL);
 	InventoryEndCall(&call);
 	PG_RETURN_BOOL(changed);
 }
@@ -181,13 +206,20 @@ static InventoryStatement find_stock_location = {
 	3, {TEXTOID, TEXTOID, TEXTOID}
 };
 
-/* $1 tenant, $2 sku, $3 location, $4 safety_stock, $5 low_threshold */
+/*
+ * $1 tenant, $2 sku, $3 location, $4 safety_stock, $5 low_threshold.  A row
+ * when it changed something: the old policy as JSON, for the audit (the
+ * row is the caller's to change: it holds the SKU's slots there).
+ */
 static InventoryStatement update_stock_policy = {
 	"set stock policy",
 	"UPDATE inventory.stock_location sl SET safety_stock = $4, low_threshold = $5 "
+	"FROM inventory.stock_location o "
 	"WHERE sl.tenant = $1 AND sl.sku = $2 AND sl.location = $3 "
+	"AND o.tenant = sl.tenant AND o.sku = sl.sku AND o.location = sl.location "
 	"AND (sl.safety_stock, sl.low_threshold) IS DISTINCT FROM ($4, $5) "
-	"RETURNING 1",
+	"RETURNING jsonb_build_object('safety_stock', o.safety_stock, "
+	"'low_threshold', o.low_threshold)::text",
 	5, {TEXTOID, TEXTOID, TEXTOID, INT8OID, INT8OID}
 };
 
@@ -274,7 +306,22 @@ inventory_set_stock_policy(PG_FUNCTION_ARGS)
 	if (PG_ARGISNULL(4))
 		nulls[4] = 'n';
 	changed = InventoryRun(&update_stock_policy, values, nulls,
-						   SPI_OK_UPDATE_RETURNING) > 0 || !stocked;
+						   SPI_OK_UPDATE_RETURNING) > 0;
+	if (changed || !stocked)
+	{
+		/* old: null when the SKU's counters were created here just now */
+		char	   *old = changed && stocked ? InventoryResultText(0, 1) : "null";
+
+		InventoryAudit(&call, "set_stock_policy", tenant,
+					   psprintf("{\"sku\": %s, \"location\": %s, \"old\": %s, "
+								"\"new\": {\"safety_stock\": " INT64_FORMAT
+								", \"low_threshold\": %s}}",
+								InventoryJsonText(sku), InventoryJsonText(location),
+								old, safety,
+								PG_ARGISNULL(4) ? "null" : psprintf(INT64_FORMAT, low)),
+					   NULL);
+	}
+	changed = changed || !stocked;
 	InventoryCheckLevels(1, (const char *const *) &tenant,
 						 (const char *const *) &sku,
 						 (const char *const *) &location, now);

@@ -178,21 +178,40 @@ static InventoryStatement release_events = {
 	2, {TEXTOID, INT8ARRAYOID}
 };
 
-/* $1 ids, or NULL for every dead letter */
+/*
+ * $1 ids, or NULL for every dead letter.  Returns how many it requeued,
+ * what they were (JSON, for the audit) and $1 as JSON.
+ */
 static InventoryStatement requeue_dead = {
 	"requeue dead letters",
-	"UPDATE inventory.outbox o SET dead_at = NULL, attempts = 0, "
+	"WITH u AS (UPDATE inventory.outbox o SET dead_at = NULL, attempts = 0, "
 	"next_attempt_at = NULL, claimed_until = NULL "
 	"WHERE o.dead_at IS NOT NULL AND o.published_at IS NULL "
-	"AND ($1 IS NULL OR o.id = ANY ($1))",
+	"AND ($1 IS NULL OR o.id = ANY ($1)) "
+	"RETURNING o.id, o.event_id, o.event_type, o.tenant, o.reservation_id, "
+	"o.last_error) "
+	"SELECT count(*)::int4, COALESCE(jsonb_agg(jsonb_build_object('id', u.id, "
+	"'event_id', u.event_id, 'event_type', u.event_type, 'tenant', u.tenant, "
+	"'reservation_id', u.reservation_id, 'last_error', u.last_error) "
+	"ORDER BY u.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM u",
 	1, {INT8ARRAYOID}
 };
 
-/* deletes the dead letters $1 */
+/*
+ * deletes the dead letters $1; returns how many, what they were (JSON with
+ * their payloads, for the audit) and $1 as JSON
+ */
 static InventoryStatement discard_dead = {
 	"discard dead letters",
-	"DELETE FROM inventory.outbox o WHERE o.dead_at IS NOT NULL "
-	"AND o.published_at IS NULL AND o.id = ANY ($1)",
+	"WITH d AS (DELETE FROM inventory.outbox o WHERE o.dead_at IS NOT NULL "
+	"AND o.published_at IS NULL AND o.id = ANY ($1) "
+	"RETURNING o.id, o.event_id, o.event_type, o.tenant, o.reservation_id, "
+	"o.created_at, o.attempts, o.last_error, o.dead_at, o.payload) "
+	"SELECT count(*)::int4, COALESCE(jsonb_agg(jsonb_build_object('id', d.id, "
+	"'event_id', d.event_id, 'event_type', d.event_type, 'tenant', d.tenant, "
+	"'reservation_id', d.reservation_id, 'created_at', d.created_at, "
+	"'attempts', d.attempts, 'last_error', d.last_error, 'dead_at', d.dead_at, "
+	"'payload', d.payload) ORDER BY d.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM d",
 	1, {INT8ARRAYOID}
 };
 
@@ -339,16 +358,51 @@ inventory_relay_release(PG_FUNCTION_ARGS)
 }
 
 /*
+ * DeadLetters
+ *		The work of requeue_dead_letters and discard_dead_letters: runs stmt
+ *		with values (the ids, or NULL) as the function owner and, when it
+ *		changed any event, writes the audit row (0.5: action, the ids asked
+ *		for, how many, the events, reason).  Returns how many events.
+ */
+static int32
+DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
+			const char *nulls, const char *action, const char *counted,
+			const char *reason)
+{
+	InventoryCall call;
+	bool		isnull;
+	int32		n;
+
+	InventoryBeginCall(fcinfo, &call, NULL);
+	InventoryRun(stmt, values, nulls, SPI_OK_SELECT);
+	n = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
+	if (n > 0)
+		InventoryAudit(&call, action, NULL,
+					   psprintf("{\"ids\": %s, \"%s\": %d, \"events\": %s}",
+								InventoryResultText(0, 3), counted, n,
+								InventoryResultText(0, 2)),
+					   reason);
+	InventoryEndCall(&call);
+	return n;
+}
+
+/*
  * inventory_requeue_dead_letters
- *		requeue_dead_letters(ids bigint[] DEFAULT NULL) RETURNS integer
+ *		requeue_dead_letters(ids bigint[] DEFAULT NULL,
+ *							 reason text DEFAULT NULL) RETURNS integer
  *
  * Operator: makes the dead-lettered events ids (NULL: all of them) live
  * again with a fresh attempt count; relays publish them at the next poll.
- * Returns how many it requeued.
+ * 0.5: when it requeued any, writes an operator_audit row with the events
+ * and reason (at most 1000 characters, or NULL); before 0.5 the SQL
+ * function has no reason argument.  Returns how many it requeued.
+ * Errors: 22023 (a reason too long).
  */
 Datum
 inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 {
+	char	   *reason = PG_NARGS() > 1 ?
+		InventoryReasonArg(fcinfo, 1, "reason", false) : NULL;
 	Datum		values[1];
 	char		nulls[1] = {' '};
 
@@ -356,27 +410,33 @@ inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 		nulls[0] = 'n';
 	else
 		values[0] = PG_GETARG_DATUM(0);
-	PG_RETURN_INT32(RunPlan(fcinfo, &requeue_dead, values, nulls,
-							SPI_OK_UPDATE));
+	PG_RETURN_INT32(DeadLetters(fcinfo, &requeue_dead, values, nulls,
+								"requeue_dead_letters", "requeued", reason));
 }
 
 /*
  * inventory_discard_dead_letters
- *		discard_dead_letters(ids bigint[]) RETURNS integer
+ *		discard_dead_letters(ids bigint[], reason text) RETURNS integer
  *
  * Operator: deletes the dead-lettered events ids for good (later events of
- * the same reservations can then go out).  Returns how many it deleted.
- * Errors: 22023 (ids NULL).
+ * the same reservations can then go out).  0.5: reason (1 to 1000
+ * characters) is required, and an operator_audit row keeps the events
+ * deleted (with their payloads) and the reason; before 0.5 the SQL
+ * function has no reason argument.  Returns how many it deleted.
+ * Errors: 22023 (ids NULL, a reason NULL, empty or too long).
  */
 Datum
 inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 {
 	Datum		values[1];
+	char	   *reason;
 
 	InventoryRequireArg(fcinfo, 0, "ids");
+	reason = PG_NARGS() > 1 ?
+		InventoryReasonArg(fcinfo, 1, "reason", true) : NULL;
 	values[0] = PG_GETARG_DATUM(0);
-	PG_RETURN_INT32(RunPlan(fcinfo, &discard_dead, values, NULL,
-							SPI_OK_DELETE));
+	PG_RETURN_INT32(DeadLetters(fcinfo, &discard_dead, values, NULL,
+								"discard_dead_letters", "discarded", reason));
 }
 
 /*

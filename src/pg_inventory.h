@@ -25,7 +25,8 @@
  * locations serve a reservation, 0.5 on), location.c and level.c (locations,
  * availability, stock levels, 0.5 on), reservation.c,
  * ledger.c, invariants.c, outbox.c (the SQL functions), worker.c (the
- * expiry worker).
+ * expiry worker), console.c (the clock and worker status as SQL
+ * functions, the operator audit).
  *
  *-------------------------------------------------------------------------
  */
@@ -188,6 +189,15 @@ extern void InventoryCheckLevels(int n, const char *const *tenants,
 								 const char *const *locations,
 								 TimestampTz now);
 extern bool InventoryActsForAll(InventoryCall *call);
+
+/*
+ * The DBA's console (schema 0.5 on): console.c (clock, worker_status, the
+ * operator audit written by the operator functions that change something)
+ */
+extern char *InventoryJsonText(const char *s);
+extern void InventoryAudit(const InventoryCall *call, const char *action,
+						   const char *tenant, const char *detail,
+						   const char *reason);
 
 /* worker.c */
 extern void InventoryRegisterWorker(void);

@@ -1145,8 +1145,9 @@ static const SlotLayout located_layout = {
  * concurrent reservations of a hot SKU take units from different rows.
  * Available units are spread evenly over the slots; when slots shrink, the
  * reserved and consumed units of the dropped slots move to slot 0.  The
- * SKU's totals do not change: no ledger record, no event.  Calling it with
- * the current count rebalances.  Returns the previous slot count.  Errors:
+ * SKU's totals do not change: no ledger record, no event; a new slot count
+ * is audited (0.5: inventory.operator_audit).  Calling it with the current
+ * count rebalances.  Returns the previous slot count.  Errors:
  * 22023, 42501 tenant not granted, IN002 unknown SKU.
  */
 Datum
@@ -1229,6 +1230,11 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
 		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
 	}
+	if (slots != old)
+		InventoryAudit(&call, "set_stock_slots", tenant,
+					   psprintf("{\"sku\": %s, \"old\": {\"slots\": %d}, \"new\": {\"slots\": %d}}",
+								InventoryJsonText(sku), old, slots),
+					   NULL);
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }

@@ -1082,13 +1082,13 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 	if (kind == WORKER_STEP_EXPIRE)
 	{
 		snprintf(activity, sizeof(activity),
-				 INVENTORY_WORKER_NAME ": expire_due(%d)",
+				 INVENTORY_WORKER_NAME ": expiring: expire_due(%d)",
 				 inventory_worker_batch_size);
 	}
 	else
 	{
 		snprintf(activity, sizeof(activity),
-				 INVENTORY_WORKER_NAME ": purge_published('%d seconds', %d)",
+				 INVENTORY_WORKER_NAME ": purging: purge_published('%d seconds', %d)",
 				 inventory_outbox_retention_s, INVENTORY_PURGE_MAX_ROWS);
 	}
 
@@ -1148,6 +1148,26 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
 	return result;
+}
+
+/*
+ * WorkerReportIdle
+ *		Between passes: shows in pg_stat_activity (query, state idle) when
+ *		the last pass ended and what it did, e.g. "pg_inventory expiry
+ *		worker: idle, last pass at 2026-12-01 10:00:00.5+00, expired 3,
+ *		purged 0, next in 1000 ms" (the time in the server's TimeZone).
+ */
+static void
+WorkerReportIdle(TimestampTz at, int64 expired, int64 purged)
+{
+	char		activity[256];
+
+	snprintf(activity, sizeof(activity),
+			 INVENTORY_WORKER_NAME ": idle, last pass at %s, expired " INT64_FORMAT
+			 ", purged " INT64_FORMAT ", next in %d ms",
+			 timestamptz_to_str(at), expired, purged,
+			 inventory_worker_interval_ms);
+	pgstat_report_activity(STATE_IDLE, activity);
 }
 
 /*
@@ -1243,6 +1263,7 @@ InventoryWorkerMain(Datum main_arg)
 		int64		rows;
 		int64		expired = 0;
 		int64		purged = 0;
+		TimestampTz pass_at;
 		WorkerStepResult result;
 
 		CHECK_FOR_INTERRUPTS();
@@ -1267,14 +1288,16 @@ InventoryWorkerMain(Datum main_arg)
 			WorkerNoExtension(true);
 		purged = rows;
 
+		pass_at = GetCurrentTimestamp();
 		SpinLockAcquire(&inventory_shared->mutex);
-		inventory_shared->status.last_pass_at = GetCurrentTimestamp();
+		inventory_shared->status.last_pass_at = pass_at;
 		inventory_shared->status.last_pass_expired = expired;
 		inventory_shared->status.last_pass_purged = purged;
 		inventory_shared->status.total_passes++;
 		inventory_shared->status.total_expired += expired;
 		inventory_shared->status.total_purged += purged;
 		SpinLockRelease(&inventory_shared->mutex);
+		WorkerReportIdle(pass_at, expired, purged);
 
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(pass_cxt);

@@ -66,24 +66,28 @@ InventoryUnknownLocation(const char *tenant, const char *location)
 			 errhint("An operator creates a location with inventory.set_location.")));
 }
 
-/*
- * $1 tenant, $2 location, $3 priority, $4 active, $5 clock.  A row when it
- * changed something: the old priority and active flag as JSON (NULL:
- * created), for the audit.
- */
+/* $1 tenant, $2 location, $3 priority, $4 active, $5 clock */
 static InventoryStatement upsert_location = {
 	"create or update location",
-	"WITH old AS (SELECT o.priority, o.active FROM inventory.location o "
-	"WHERE o.tenant = $1 AND o.location = $2 FOR UPDATE) "
 	"INSERT INTO inventory.location AS l "
 	"(tenant, location, priority, active, created_at, updated_at) "
 	"VALUES ($1, $2, $3, $4, $5, $5) "
 	"ON CONFLICT (tenant, location) DO UPDATE SET priority = EXCLUDED.priority, "
 	"active = EXCLUDED.active, updated_at = EXCLUDED.updated_at "
 	"WHERE (l.priority, l.active) IS DISTINCT FROM (EXCLUDED.priority, EXCLUDED.active) "
-	"RETURNING (SELECT jsonb_build_object('priority', old.priority, "
-	"'active', old.active) FROM old)::text",
+	"RETURNING 1",
 	5, {TEXTOID, TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID}
+};
+
+/*
+ * $1 tenant, $2 location: its priority and active flag as JSON, for the
+ * audit, locked until the upsert changes them (no row: a new location)
+ */
+static InventoryStatement lock_location = {
+	"lock location",
+	"SELECT jsonb_build_object('priority', l.priority, 'active', l.active)::text "
+	"FROM inventory.location l WHERE l.tenant = $1 AND l.location = $2 FOR UPDATE",
+	2, {TEXTOID, TEXTOID}
 };
 
 /*
@@ -106,6 +110,7 @@ inventory_set_location(PG_FUNCTION_ARGS)
 	bool		active;
 	InventoryCall call;
 	Datum		values[5];
+	char	   *old;
 	bool		changed;
 
 	InventoryRequireArg(fcinfo, 2, "priority");
@@ -127,20 +132,17 @@ inventory_set_location(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(priority);
 	values[3] = BoolGetDatum(active);
 	values[4] = TimestampTzGetDatum(InventoryNow());
+	old = InventoryRun(&lock_location, values, NULL, SPI_OK_SELECT) > 0 ?
+		InventoryResultText(0, 1) : "null";
 	changed = InventoryRun(&upsert_location, values, NULL,
 						   SPI_OK_INSERT_RETURNING) > 0;
 	if (changed)
-	{
-		char	   *old = InventoryResultText(0, 1);
-
 		InventoryAudit(&call, "set_location", tenant,
 					   psprintf("{\"location\": %s, \"old\": %s, "
 								"\"new\": {\"priority\": %d, \"active\": %s}}",
-								InventoryJsonText(location),
-								old == NULL ? "null" : old,
+								InventoryJsonText(location), old,
 								priority, active ? "true" : "false"),
 					   NULL);
-	}
 	InventoryEndCall(&call);
 	PG_RETURN_BOOL(changed);
 }

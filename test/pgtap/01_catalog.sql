@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(210);
+SELECT plan(221);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -43,6 +43,12 @@ SELECT has_table('inventory', 'location', 'inventory.location is a table (0.5)')
 SELECT has_table('inventory', 'allocation_policy', 'inventory.allocation_policy is a table (0.5)');
 SELECT has_table('inventory', 'stock_location', 'inventory.stock_location is a table (0.5)');
 SELECT has_view('inventory', 'location_stock', 'inventory.location_stock is a view (0.5)');
+-- 0.5: the DBA's console
+SELECT has_view('inventory', 'pending_hold', 'inventory.pending_hold is a view (0.5)');
+SELECT has_view('inventory', 'pending_hold_summary', 'inventory.pending_hold_summary is a view (0.5)');
+SELECT has_view('inventory', 'reservation_metrics', 'inventory.reservation_metrics is a view (0.5)');
+SELECT has_view('inventory', 'worker_status', 'inventory.worker_status is a view (0.5)');
+SELECT has_table('inventory', 'operator_audit', 'inventory.operator_audit is a table (0.5)');
 
 /* ------------------------------------------------------------------
  * Columns of the contract.  Identifier columns (tenant, sku,
@@ -204,8 +210,8 @@ SELECT has_function('inventory', 'relay_claim', ARRAY['text', 'integer', 'interv
 SELECT has_function('inventory', 'relay_mark_published', ARRAY['text', 'bigint[]'], 'relay_mark_published(text, bigint[]) exists');
 SELECT has_function('inventory', 'relay_mark_failed', ARRAY['text', 'bigint[]', 'text', 'integer', 'interval', 'interval'], 'relay_mark_failed(text, bigint[], text, integer, interval, interval) exists');
 SELECT has_function('inventory', 'relay_release', ARRAY['text', 'bigint[]'], 'relay_release(text, bigint[]) exists');
-SELECT has_function('inventory', 'requeue_dead_letters', ARRAY['bigint[]'], 'requeue_dead_letters(bigint[]) exists');
-SELECT has_function('inventory', 'discard_dead_letters', ARRAY['bigint[]'], 'discard_dead_letters(bigint[]) exists');
+SELECT has_function('inventory', 'requeue_dead_letters', ARRAY['bigint[]', 'text'], 'requeue_dead_letters(bigint[], text) exists (0.5: with a reason)');
+SELECT has_function('inventory', 'discard_dead_letters', ARRAY['bigint[]', 'text'], 'discard_dead_letters(bigint[], text) exists (0.5: with a reason)');
 SELECT has_function('inventory', 'purge_published', ARRAY['interval', 'integer'], 'purge_published(interval, integer) exists');
 SELECT has_function('inventory', 'set_stock_slots', ARRAY['text', 'text', 'integer'], 'set_stock_slots(text, text, integer) exists');
 SELECT has_function('inventory', 'transition_rules', ARRAY[]::name[], 'transition_rules() exists');
@@ -218,6 +224,16 @@ SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'tex
 SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
 SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
+-- 0.5: the DBA's console
+SELECT has_function('inventory', 'clock', ARRAY[]::name[], 'clock() exists');
+SELECT has_function('inventory', 'worker_status', ARRAY[]::name[], 'worker_status() exists');
+SELECT function_returns('inventory', 'clock', ARRAY[]::name[], 'timestamp with time zone', 'clock returns timestamptz');
+SELECT function_returns('inventory', 'worker_status', ARRAY[]::name[], 'setof record', 'worker_status returns a set');
+SELECT is(pg_get_function_arguments('inventory.discard_dead_letters(bigint[],text)'::regprocedure),
+	'ids bigint[], reason text', 'discard_dead_letters: parameter names, reason has no default');
+SELECT is(pg_get_function_arguments('inventory.requeue_dead_letters(bigint[],text)'::regprocedure),
+	'ids bigint[] DEFAULT NULL::bigint[], reason text DEFAULT NULL::text',
+	'requeue_dead_letters: ids and reason default to NULL');
 SELECT ok(NOT has_type_privilege('public', 'inventory.tenant_grantee', 'USAGE'),
 	'PUBLIC does not hold the grant marker');
 
@@ -374,7 +390,11 @@ SELECT is_empty($$
 		'inventory.adjust_at(text,text,text,text,bigint,text,text)',
 		'inventory.availability(text,text[])',
 		'inventory.extend(text,text,timestamptz)',
-		'inventory.amend(text,text,jsonb)']) AS f
+		'inventory.amend(text,text,jsonb)',
+		'inventory.clock()',
+		'inventory.worker_status()',
+		'inventory.requeue_dead_letters(bigint[],text)',
+		'inventory.discard_dead_letters(bigint[],text)']) AS f
 	 WHERE to_regprocedure(f) IS NULL
 		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
 		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))

@@ -7,7 +7,7 @@
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(111);
+SELECT plan(122);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
@@ -49,7 +49,11 @@ GRANT EXECUTE ON FUNCTION
 	inventory.set_stock_policy(text, text, text, bigint, bigint),
 	inventory.restock_at(text, text, text, text, integer, text),
 	inventory.adjust_at(text, text, text, text, bigint, text, text),
-	inventory.availability(text, text[])
+	inventory.availability(text, text[]),
+	inventory.clock(),
+	inventory.worker_status(),
+	inventory.requeue_dead_letters(bigint[], text),
+	inventory.discard_dead_letters(bigint[], text)
 	TO auth_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO auth_operator;
 
@@ -209,6 +213,17 @@ SELECT throws_ok($$INSERT INTO inventory.stock_slot (tenant, sku, slot, availabl
 	'42501', NULL, 'app_a cannot insert stock directly');
 SELECT throws_ok($$UPDATE inventory.stock SET available = available + 100$$, '42501',
 	NULL, 'app_a cannot update stock directly');
+-- 0.5: the console is for operators
+SELECT throws_ok($$SELECT inventory.clock()$$, '42501',
+	NULL, 'app_a cannot call clock (no EXECUTE)');
+SELECT throws_ok($$SELECT * FROM inventory.worker_status()$$, '42501',
+	NULL, 'app_a cannot call worker_status (no EXECUTE)');
+SELECT throws_ok($$SELECT * FROM inventory.pending_hold$$, '42501',
+	NULL, 'app_a cannot read inventory.pending_hold');
+SELECT throws_ok($$SELECT * FROM inventory.operator_audit$$, '42501',
+	NULL, 'app_a cannot read inventory.operator_audit');
+SELECT throws_ok($$SELECT inventory.requeue_dead_letters()$$, '42501',
+	NULL, 'app_a cannot requeue dead letters (no EXECUTE)');
 SELECT throws_ok($$DELETE FROM inventory.reservation$$, '42501',
 	NULL, 'app_a cannot delete reservations directly');
 SELECT throws_ok($$SELECT nextval('inventory.reservation_id_seq')$$, '42501',
@@ -319,6 +334,18 @@ SELECT throws_ok($$SELECT inventory.reserve('auth-ta', 'o-1', 'A', 1)$$, '42501'
 	NULL, 'operator cannot reserve (no EXECUTE)');
 SELECT throws_ok($$DELETE FROM inventory.outbox$$, '42501',
 	NULL, 'operator cannot write tables directly (SELECT only)');
+-- 0.5: the console, read by an operator with SELECT and EXECUTE on clock()
+-- and worker_status(); its changes are audited under its own name
+SELECT lives_ok($$SELECT * FROM inventory.pending_hold_summary$$,
+	'operator reads pending_hold_summary');
+SELECT lives_ok($$SELECT * FROM inventory.reservation_metrics$$,
+	'operator reads reservation_metrics');
+SELECT is((SELECT count(*) FROM inventory.worker_status), 1::bigint,
+	'operator reads worker_status: one row');
+SELECT is(inventory.requeue_dead_letters(ARRAY[-1]::bigint[], 'nothing to requeue'), 0,
+	'operator requeues dead letters with a reason');
+SELECT throws_ok($$INSERT INTO inventory.operator_audit (at, actor, action, detail) VALUES (now(), 'me', 'set_location', '{}')$$,
+	'42501', NULL, 'operator cannot write the audit directly');
 -- 0.5: locations, policies, stock at a location, availability with counters
 SELECT is(inventory.set_location('auth-ta', 'hub', 10), true,
 	'operator sets a location of auth-ta through its grant of *');
@@ -328,6 +355,12 @@ SELECT is(inventory.adjust_at('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropp
 	'operator adjusts auth-ta at hub');
 SELECT is(inventory.set_stock_policy('auth-ta', 'A', 'hub', 1, 2), true,
 	'operator sets a stock policy of auth-ta');
+SELECT results_eq($$
+	SELECT action, tenant, actor FROM inventory.operator_audit
+	 WHERE tenant = 'auth-ta' AND action IN ('set_location', 'set_stock_policy') ORDER BY id
+$$, $$ VALUES ('set_location', 'auth-ta', 'auth_operator'),
+			  ('set_stock_policy', 'auth-ta', 'auth_operator') $$,
+	'the operator''s changes are audited under its name');
 SELECT is(inventory.set_allocation_policy('auth-tb', true), true,
 	'operator sets the allocation policy of auth-tb');
 SELECT results_eq($$

@@ -144,8 +144,8 @@ GRANT EXECUTE ON FUNCTION
 	TO inventory_operator;
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO inventory_operator;
 GRANT EXECUTE ON FUNCTION
-	inventory.requeue_dead_letters(bigint[]),
-	inventory.discard_dead_letters(bigint[]),
+	inventory.requeue_dead_letters(bigint[], text),
+	inventory.discard_dead_letters(bigint[], text),
 	inventory.purge_published(interval, integer)
 	TO inventory_operator;
 GRANT SELECT ON inventory.outbox_metrics TO inventory_operator;

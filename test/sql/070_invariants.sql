@@ -1,6 +1,8 @@
 -- 070_invariants: check_invariants() finds nothing after a mixed workload,
--- and reports each kind of broken count (made deliberately, as superuser)
--- by tenant, SKU and check until it is repaired (README "Words",
+-- and reports each kind of broken count (made deliberately, as superuser,
+-- writing the tables behind the functions' back: each SKU here has one slot
+-- at one location, and the view inventory.stock refuses hand changes) by
+-- tenant, SKU and check until it is repaired (README "Words",
 -- "check_invariants").
 \set VERBOSITY sqlstate
 SET pg_inventory.frozen_now = '2026-06-01 00:00:00+00';
@@ -42,9 +44,9 @@ SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- 1. one unit too many in available: the counts no longer add up to the
 -- ledger, for t070's A only
-UPDATE inventory.stock SET available = available + 1 WHERE tenant = 't070' AND sku = 'A';
+UPDATE inventory.stock_slot SET available = available + 1 WHERE tenant = 't070' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
-UPDATE inventory.stock SET available = available - 1 WHERE tenant = 't070' AND sku = 'A';
+UPDATE inventory.stock_slot SET available = available - 1 WHERE tenant = 't070' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- 2. a stray ledger row: the ledger nets more than the counts
@@ -58,19 +60,19 @@ SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- 3. a unit moved from available to reserved: the sum still matches the
 -- ledger, but reserved no longer matches the pending reservations
-UPDATE inventory.stock SET available = available - 1, reserved = reserved + 1
+UPDATE inventory.stock_slot SET available = available - 1, reserved = reserved + 1
  WHERE tenant = 't070' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
-UPDATE inventory.stock SET available = available + 1, reserved = reserved - 1
+UPDATE inventory.stock_slot SET available = available + 1, reserved = reserved - 1
  WHERE tenant = 't070' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- 4. a unit moved from available to consumed: consumed no longer matches
 -- the confirmed reservations
-UPDATE inventory.stock SET available = available - 1, consumed = consumed + 1
+UPDATE inventory.stock_slot SET available = available - 1, consumed = consumed + 1
  WHERE tenant = 't070-b' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
-UPDATE inventory.stock SET available = available + 1, consumed = consumed - 1
+UPDATE inventory.stock_slot SET available = available + 1, consumed = consumed - 1
  WHERE tenant = 't070-b' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
 
@@ -98,11 +100,11 @@ INSERT INTO inventory.reservation_transition SELECT * FROM lost;
 SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- two faults at once are both reported
-UPDATE inventory.stock SET available = available + 2 WHERE tenant = 't070' AND sku = 'B';
-UPDATE inventory.stock SET available = available + 5 WHERE tenant = 't070-b' AND sku = 'A';
+UPDATE inventory.stock_slot SET available = available + 2 WHERE tenant = 't070' AND sku = 'B';
+UPDATE inventory.stock_slot SET available = available + 5 WHERE tenant = 't070-b' AND sku = 'A';
 SELECT * FROM broken ORDER BY 1, 2, 3;
-UPDATE inventory.stock SET available = available - 2 WHERE tenant = 't070' AND sku = 'B';
-UPDATE inventory.stock SET available = available - 5 WHERE tenant = 't070-b' AND sku = 'A';
+UPDATE inventory.stock_slot SET available = available - 2 WHERE tenant = 't070' AND sku = 'B';
+UPDATE inventory.stock_slot SET available = available - 5 WHERE tenant = 't070-b' AND sku = 'A';
 
 -- repaired: healthy again, the counts as before
 SELECT * FROM broken ORDER BY 1, 2, 3;

@@ -9,7 +9,9 @@
 -- this test works in worker_test, not in contrib_regression: it creates the
 -- extension there, reserves with a one-second ttl on the real clock, and
 -- waits (bounded) until the reservation is expired in the table.  Nobody
--- but the worker calls expire_due here, so the expiry is the worker's.  The
+-- but the worker calls expire_due here, so the expiry is the worker's.  Then
+-- inventory.worker_status and the worker's pg_stat_activity text after a
+-- pass (README "The DBA's console").  The
 -- extension is dropped at the end so that a rerun starts clean.
 --
 \set VERBOSITY terse
@@ -91,6 +93,46 @@ SELECT event_type, payload->>'state' AS state, payload->>'request_key' AS reques
  ORDER BY id;
 
 SELECT * FROM inventory.check_invariants();
+
+-- the worker's status after a pass (inventory.worker_status, 0.5): wait
+-- (at most 20 s) until a pass that expired wk-1 is counted and the worker
+-- shows its idle text in pg_stat_activity, noting the text seen
+CREATE TEMP TABLE seen_activity (query text);
+CREATE TEMP TABLE sampled_activity (query text);
+DO $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '20 seconds';
+	q text;
+BEGIN
+	LOOP
+		SELECT a.query INTO q FROM pg_stat_activity a
+		 WHERE a.backend_type = 'pg_inventory expiry worker';
+		INSERT INTO sampled_activity VALUES (q);
+		EXIT WHEN (SELECT total_expired FROM inventory.worker_status) >= 1
+			  AND q LIKE '%: idle, %';
+		IF clock_timestamp() > deadline THEN
+			RAISE WARNING 'the worker status did not show a pass within 20 seconds';
+			EXIT;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+	INSERT INTO seen_activity VALUES (q);
+END $$;
+SELECT query ~ '^pg_inventory expiry worker: idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in 200 ms$'
+	   AS idle_text
+  FROM seen_activity;
+SELECT enabled, database, launcher_state, launcher_pid IS NOT NULL AS launcher_runs,
+	   worker_state IN ('idle', 'expiring', 'purging') AS worker_in_a_pass_or_idle,
+	   worker_pid = (SELECT pid FROM pg_stat_activity
+					  WHERE backend_type = 'pg_inventory expiry worker') AS worker_pid_ok,
+	   worker_exit, total_passes >= 1 AS passed, total_expired >= 1 AS expired_some,
+	   last_pass_at IS NOT NULL AS last_pass_known,
+	   total_expired >= last_pass_expired AS totals_include_last_pass
+  FROM inventory.worker_status;
+-- every text sampled while waiting: idle between passes, else the step
+SELECT bool_and(query ~ '^pg_inventory expiry worker: (idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in 200 ms|expiring: expire_due\(1000\)|purging: purge_published\(''604800 seconds'', 10000\))$')
+	   AS texts_known
+  FROM sampled_activity;
 
 -- leave worker_test as it was
 DROP EXTENSION pg_inventory;

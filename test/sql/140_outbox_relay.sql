@@ -66,10 +66,10 @@ SELECT c.id - :first_id AS n FROM inventory.relay_claim('relay-5', 10) c;
 -- discard: only dead letters are deleted
 SELECT inventory.restock('relay', 'rc-2', 'B', 1) AS b_available;
 SELECT id AS b_id FROM inventory.outbox WHERE payload->>'request_key' = 'rc-2' \gset
-SELECT inventory.discard_dead_letters(ARRAY[:b_id]::bigint[]) AS discarded_live;
+SELECT inventory.discard_dead_letters(ARRAY[:b_id]::bigint[], 'not needed') AS discarded_live;
 SELECT count(*) FROM inventory.relay_claim('relay-6', 10);
 SELECT inventory.relay_mark_failed('relay-6', ARRAY[:b_id]::bigint[], 'gone', 1) AS failed;
-SELECT inventory.discard_dead_letters(ARRAY[:b_id]::bigint[]) AS discarded;
+SELECT inventory.discard_dead_letters(ARRAY[:b_id]::bigint[], 'not needed') AS discarded;
 SELECT count(*) AS b_events FROM inventory.outbox WHERE id = :b_id;
 
 -- retention: published events older than the retention go, others stay
@@ -100,7 +100,7 @@ SELECT inventory.relay_mark_failed('r', '{1}', 'e', 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT inventory.relay_mark_failed('r', '{1}', 'e', 3, '-1 second');
 \echo :LAST_ERROR_SQLSTATE
-SELECT inventory.discard_dead_letters(NULL);
+SELECT inventory.discard_dead_letters(NULL, 'ids missing');
 \echo :LAST_ERROR_SQLSTATE
 SELECT inventory.purge_published('-1 day');
 \echo :LAST_ERROR_SQLSTATE

@@ -42,7 +42,7 @@ GRANT EXECUTE ON FUNCTION inventory.restock(text, text, text, integer, text),
 	inventory.adjust(text, text, text, bigint, text, text),
 	inventory.expire_due(integer), inventory.check_invariants(),
 	inventory.grant_tenant(text, regrole), inventory.revoke_tenant(text, regrole),
-	inventory.requeue_dead_letters(bigint[]), inventory.discard_dead_letters(bigint[]),
+	inventory.requeue_dead_letters(bigint[], text), inventory.discard_dead_letters(bigint[], text),
 	inventory.purge_published(interval, integer),
 	inventory.set_stock_slots(text, text, integer),
 	inventory.set_location(text, text, integer, boolean),
@@ -97,7 +97,8 @@ SELECT (SELECT md5(string_agg(s::text, ',' ORDER BY s::text)) FROM inventory.sto
 	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.reservation_line l) AS lines,
 	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.stock_location l) AS stock_locations,
 	   (SELECT md5(string_agg(l::text, ',' ORDER BY l::text)) FROM inventory.location l) AS locations,
-	   (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM inventory.allocation_policy p) AS policies;
+	   (SELECT md5(string_agg(p::text, ',' ORDER BY p::text)) FROM inventory.allocation_policy p) AS policies,
+	   (SELECT count(*) FROM inventory.operator_audit) AS audit_rows;
 CREATE TEMP TABLE t160_before AS SELECT * FROM t160_state;
 
 -- probe(n, role, call, step, code): as role, calls call with an error
@@ -157,7 +158,7 @@ INSERT INTO t160_call VALUES
   '{begin,end}'),
  ('requeue_dead_letters', 'regress_t160_operator', $$SELECT inventory.requeue_dead_letters()$$,
   '{begin,end}'),
- ('discard_dead_letters', 'regress_t160_operator', $$SELECT inventory.discard_dead_letters('{1}')$$,
+ ('discard_dead_letters', 'regress_t160_operator', $$SELECT inventory.discard_dead_letters('{1}', 'probe')$$,
   '{begin,end}'),
  ('purge_published', 'regress_t160_operator', $$SELECT inventory.purge_published('0', 10)$$,
   '{begin,end}'),

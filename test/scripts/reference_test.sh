@@ -10,7 +10,8 @@
 # - every relation of the schema has a COMMENT and a row in the README's
 #   table of relations;
 # - the README's transition table is inventory.transition_rules();
-# - the README's first steps run as written;
+# - the README's first steps run as written, then the examples of the
+#   DBA's console (section 9) in the same database;
 # - no file of the repository points outside it.
 # Prints TAP.
 set -u
@@ -18,9 +19,9 @@ cd "$(dirname "$0")/../.."
 # shellcheck source=test/scripts/tap.sh
 source test/scripts/tap.sh
 DB=reference_check
-trap 'q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP DATABASE IF EXISTS shop" >/dev/null 2>&1' EXIT
+trap 'q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "DROP DATABASE IF EXISTS shop" -c "DROP ROLE IF EXISTS inventory_monitor" >/dev/null 2>&1' EXIT
 
-plan 9
+plan 10
 q -d postgres -c "DROP DATABASE IF EXISTS $DB" -c "CREATE DATABASE $DB" >/dev/null
 q -d "$DB" -c "CREATE EXTENSION pg_inventory" >/dev/null
 
@@ -83,6 +84,14 @@ first_steps=$(awk '/^## 3\. First steps/ {s = 1} s && /^```sql/ {on = 1; next}
 q -d postgres -c "DROP DATABASE IF EXISTS shop" >/dev/null 2>&1
 out=$(printf '%s\n' "$first_steps" | "${PG_BIN:+$PG_BIN/}psql" -X -q -v ON_ERROR_STOP=1 -d postgres 2>&1 >/dev/null)
 check "the README's first steps run as written" "" "$out"
+
+# the DBA's console: every sql block of its subsection, in that database
+q -d postgres -c "DROP ROLE IF EXISTS inventory_monitor" >/dev/null 2>&1
+console=$(awk '/^### The DBA.s console/ {s = 1; next} s && /^#/ {exit}
+	s && /^```sql/ {on = 1; next} on && /^```/ {on = 0; next} on {print}' README.md)
+out=$( { [ -n "$console" ] || echo "no sql block found"; } ;
+	printf '%s\n' "$console" | "${PG_BIN:+$PG_BIN/}psql" -X -q -v ON_ERROR_STOP=1 -d shop 2>&1 >/dev/null)
+check "the examples of the DBA's console run as written" "" "$out"
 
 outside=$(git grep -l -e '\.\./shared' -e 'CONTRACT\.md' -- . ':!.ci' 2>/dev/null | tr '\n' ' ')
 check "no file points outside the repository" "" "$outside"

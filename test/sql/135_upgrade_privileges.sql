@@ -9,8 +9,11 @@
 -- location and stock_location from sku, location_stock from stock) can be
 -- read, and the carried grants are the DBA's (not in pg_init_privs as the
 -- extension's), so pg_dump writes them.  A relation that is new and empty
--- (allocation_policy) gets no grant; a new column location is readable by
--- whoever could read the column sku of its table.
+-- (allocation_policy; the DBA's console: operator_audit and the views
+-- pending_hold, pending_hold_summary, reservation_metrics, worker_status)
+-- gets no grant; a new column location is readable by whoever could read
+-- the column sku of its table.  The dead-letter functions that 0.5
+-- replaces (they take a reason) keep their EXECUTE grants, as the DBA's.
 \set VERBOSITY sqlstate
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_t135_operator;
@@ -54,9 +57,22 @@ RESET ROLE;
 DROP EXTENSION pg_inventory;
 CREATE EXTENSION pg_inventory VERSION '0.2';
 GRANT SELECT ON ALL TABLES IN SCHEMA inventory TO regress_t135_operator;
+GRANT EXECUTE ON FUNCTION inventory.requeue_dead_letters(bigint[]),
+	inventory.discard_dead_letters(bigint[]) TO regress_t135_operator;
 ALTER EXTENSION pg_inventory UPDATE;
 SELECT * FROM pg_temp.readable() WHERE NOT readable;
 SELECT * FROM pg_temp.extension_initial();
+-- the dead-letter functions with a reason (0.5): executable by whoever
+-- could execute the old ones, and not as the extension's initial privilege
+SELECT p.oid::regprocedure AS function,
+	   has_function_privilege('regress_t135_operator', p.oid, 'EXECUTE') AS executable,
+	   has_function_privilege('public', p.oid, 'EXECUTE') AS by_public,
+	   EXISTS (SELECT 1 FROM pg_init_privs i
+				WHERE i.objoid = p.oid AND i.classoid = 'pg_proc'::regclass
+				  AND i.initprivs::text LIKE '%regress_t135_operator%') AS initial
+  FROM pg_proc p
+ WHERE p.pronamespace = 'inventory'::regnamespace AND p.proname LIKE '%dead_letters'
+ ORDER BY 1;
 
 -- column privileges too: a dashboard may read three columns of stock
 DROP EXTENSION pg_inventory;

@@ -389,7 +389,7 @@ FirstTryWork(void *arg)
 {
 	FirstTry   *t = (FirstTry *) arg;
 
-	return t->call->storage->hold(t->call->tenant, t->lines, t->now);
+	return t->call->storage->try_hold(t->call->tenant, t->lines, t->now);
 }
 
 /*

@@ -54,6 +54,19 @@ typedef struct InventoryStorage
 						 TimestampTz now);
 
 	/*
+	 * 0.5, allocation's first try: holds every line from one free slot
+	 * holding enough (the fast path alone), or returns false as soon as a
+	 * line is not served so; the caller runs it in a subtransaction and
+	 * rolls that back on false.  No subtransaction of its own: a row lock
+	 * taken in a subtransaction that committed into the first try would
+	 * keep a waiter waiting for the caller's whole transaction even after
+	 * the first try is rolled back, and the caller's exact path could
+	 * then deadlock with that waiter.  NULL before 0.5.
+	 */
+	bool		(*try_hold) (const char *tenant, const InventoryLines *lines,
+							 TimestampTz now);
+
+	/*
 	 * confirm, cancel, compensate, expiry of one reservation: moves the
 	 * units of lines from counter "from" to counter "to".  The units are
 	 * there (the reservation holds them); anything else is XX000.

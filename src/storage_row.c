@@ -204,6 +204,7 @@ const InventoryStorage InventoryRowStorage = {
 	"row",
 	RowEnsureSku,
 	RowHold,
+	NULL,
 	RowMove,
 	RowRelease,
 	RowLockSku,

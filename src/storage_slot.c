@@ -751,6 +751,47 @@ LocatedHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 	return HoldLines(&located_layout, tenant, lines, now);
 }
 
+/*
+ * LocatedTryHold
+ *		The first try of allocation (storage.h try_hold): each line from one
+ *		free slot that holds enough, by the fast path's statement run in the
+ *		caller's subtransaction; false at the first line not served so.
+ */
+static bool
+LocatedTryHold(const char *tenant, const InventoryLines *lines,
+			   TimestampTz now)
+{
+	LevelChecks checks;
+	int			i;
+
+	InitLevelChecks(&checks, lines->count);
+	ShareRepeatedSkus(&located_layout, tenant, lines);
+	for (i = 0; i < lines->count; i++)
+	{
+		TakeOne		t;
+
+		t.stmt = &take_one_slot_located;
+		t.from = COUNTER_AVAILABLE;
+		t.to = COUNTER_RESERVED;
+		memset(t.nulls, ' ', sizeof(t.nulls));
+		t.values[0] = CStringGetTextDatum(tenant);
+		t.values[1] = CStringGetTextDatum(lines->items[i].sku);
+		t.values[2] = Int32GetDatum((int32) COUNTER_AVAILABLE);
+		t.values[3] = Int64GetDatum(lines->items[i].quantity);
+		t.values[4] = Int64GetDatum(-lines->items[i].quantity);
+		t.values[5] = Int64GetDatum(lines->items[i].quantity);
+		t.values[6] = Int64GetDatum(0);
+		t.values[7] = TimestampTzGetDatum(now);
+		t.values[8] = CStringGetTextDatum(lines->items[i].location);
+		if (!TakeOneWork(&t))
+			return false;
+		if (t.level_may_change)
+			AddLevelCheck(&checks, tenant, &lines->items[i]);
+	}
+	RunLevelChecks(&checks, now);
+	return true;
+}
+
 static void
 MoveLines(const SlotLayout *layout, const char *tenant,
 		  const InventoryLines *lines, InventoryCounter from,
@@ -1095,6 +1136,7 @@ const InventoryStorage InventorySlotStorage = {
 	"slot",
 	SlotEnsureSku,
 	SlotHold,
+	NULL,
 	SlotMoveLines,
 	SlotRelease,
 	SlotLockSku,
@@ -1107,6 +1149,7 @@ const InventoryStorage InventoryLocatedStorage = {
 	"located",
 	LocatedEnsureSku,
 	LocatedHold,
+	LocatedTryHold,
 	LocatedMoveLines,
 	LocatedRelease,
 	LocatedLockSku,

@@ -283,7 +283,7 @@ LedgerChange(InventoryCall *call, const LedgerRequest *req, TimestampTz now)
 				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 				 errmsg("SKU \"%s\" is not stocked at location \"%s\" for tenant \"%s\"",
 						req->sku, req->location, tenant),
-				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at).")));
+				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at) or by registering it there with no stock (inventory.register_sku).")));
 
 	/* the key: a replay, or a refusal */
 	if (FindRecord(tenant, req, &after))
@@ -391,7 +391,10 @@ Restock(FunctionCallInfo fcinfo, bool at)
 	if (at)
 		location = InventoryNameArg(fcinfo, 3, "location", NAME_CANONICAL);
 	req.delta = InventoryQuantityArg(fcinfo, 3 + off,
-									 "Record removals with inventory.adjust.");
+									 at ? "Record removals with inventory.adjust_at." :
+									 "Record removals with inventory.adjust.",
+									 at ? "A receipt has at least 1 unit; to create a SKU at a location with no stock, use inventory.register_sku(tenant, sku, location)." :
+									 "A receipt has at least 1 unit; to create a SKU with no stock, use inventory.register_sku(tenant, sku).");
 	req.kind = "receipt";
 	req.reason = InventoryReasonArg(fcinfo, 4 + off, "reason", false);
 
@@ -544,3 +547,4 @@ inventory_adjust_at(PG_FUNCTION_ARGS)
 {
 	return Adjust(fcinfo, true);
 }
+

@@ -748,7 +748,7 @@ CREATE FUNCTION inventory.relay_mark_published(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_published';
 COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
-	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023.';
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text,
 		max_attempts integer DEFAULT 10, backoff interval DEFAULT '1 second',
@@ -758,7 +758,7 @@ CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_failed';
 COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
-	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023.';
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	RETURNS integer
@@ -766,7 +766,7 @@ CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_release';
 COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
-	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023.';
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
 	RETURNS integer
@@ -774,7 +774,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[]) IS
-	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many.';
+	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many. Errors: 22023 (an element of ids NULL).';
 
 CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
 	RETURNS integer
@@ -782,7 +782,7 @@ CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[]) IS
-	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023.';
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023 (ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 		max_rows integer DEFAULT 10000)
@@ -879,5 +879,18 @@ CREATE FUNCTION inventory.amend(tenant text, request_key text, lines jsonb)
 	AS 'MODULE_PATHNAME', 'inventory_amend';
 COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
 	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
+
+/* ---------------------------------------------------------------------
+ * Issue #14, part B (messages and settings): register_sku, a SKU with no
+ * stock (the same block ends the step from 0.4).
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.register_sku(tenant text, sku text,
+		location text DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_register_sku';
+COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
+	'Creates the SKU of tenant with no stock, with its counters (all 0) at location (NULL: the location default, created when missing as restock creates it), so that a reservation of it is insufficient rather than IN002. Nothing was received: no ledger record, no event; the level is first computed at the first change of available. Returns whether it created the counters (false: the SKU was already stocked there). Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;

@@ -38,11 +38,12 @@ typedef struct InventoryStorage
 	const char *name;
 
 	/*
-	 * restock: creates (tenant, sku) with all counters 0 if it is new; with
-	 * locations (0.5 on), also the SKU's counters at location (which must
-	 * exist); location is NULL for the schemas before
+	 * restock, register_sku: creates (tenant, sku) with all counters 0 if it
+	 * is new; with locations (0.5 on), also the SKU's counters at location
+	 * (which must exist); location is NULL for the schemas before.  Returns
+	 * whether it created the counters (of the SKU, at location 0.5 on).
 	 */
-	void		(*ensure_sku) (const char *tenant, const char *sku,
+	bool		(*ensure_sku) (const char *tenant, const char *sku,
 							   const char *location, TimestampTz now);
 
 	/*
@@ -120,6 +121,7 @@ extern int	InventoryLockSellable(const char *tenant, int nskus,
 								  InventorySellable **stock);
 
 extern const InventoryStorage InventorySlotStorage;
+extern void InventoryCheckStocked(const char *tenant, Datum skus);
 extern const InventoryStorage InventoryLocatedStorage;
 
 #endif							/* INVENTORY_STORAGE_H */

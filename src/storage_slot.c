@@ -603,14 +603,43 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	return SLOT_MOVE_DONE;
 }
 
-/* The first of the SKUs $2 the tenant $1 never stocked */
-static InventoryStatement first_unknown_sku = {
-	"find unknown SKU",
-	"SELECT u.sku FROM unnest($2) AS u(sku) WHERE NOT EXISTS (SELECT 1 "
-	"FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = u.sku) "
-	"ORDER BY u.sku LIMIT 1",
+/*
+ * The distinct SKUs of $2 the tenant $1 never stocked (no inventory.sku
+ * row), in byte order
+ */
+static InventoryStatement unknown_skus = {
+	"find unknown SKUs",
+	"SELECT u.sku FROM (SELECT DISTINCT u.sku FROM unnest($2) AS u(sku)) u "
+	"WHERE NOT EXISTS (SELECT 1 FROM inventory.sku k "
+	"WHERE k.tenant = $1 AND k.sku = u.sku) "
+	"ORDER BY u.sku COLLATE \"C\"",
 	2, {TEXTOID, TEXTARRAYOID}
 };
+
+/*
+ * InventoryCheckStocked
+ *		0.3 on: raises IN002 naming every SKU of skus (a text[] Datum: the
+ *		SKUs of a cart) that the tenant never stocked, when there is one
+ *		(InventoryUnknownSkus); else returns.
+ */
+void
+InventoryCheckStocked(const char *tenant, Datum skus)
+{
+	Datum		values[2];
+	uint64		n;
+	const char **names;
+	uint64		i;
+
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = skus;
+	n = InventoryRun(&unknown_skus, values, NULL, SPI_OK_SELECT);
+	if (n == 0)
+		return;
+	names = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+		names[i] = InventoryResultText(i, 1);
+	InventoryUnknownSkus(tenant, (int) n, names, NULL);
+}
 
 /*
  * SlotHold
@@ -721,18 +750,9 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 				break;
 			case SLOT_MOVE_UNKNOWN:
 			case SLOT_MOVE_SHORT:
-				{
-					Datum		values[2];
-
-					values[0] = CStringGetTextDatum(tenant);
-					values[1] = InventorySkuArray(lines);
-					if (InventoryRun(&first_unknown_sku, values, NULL,
-									 SPI_OK_SELECT) == 1)
-						InventoryUnknownSku(tenant, InventoryResultText(0, 1),
-											NULL);
-					ApplyChanges(layout, &done, true, now);
-					return false;
-				}
+				InventoryCheckStocked(tenant, InventorySkuArray(lines));
+				ApplyChanges(layout, &done, true, now);
+				return false;
 		}
 	}
 	RunLevelChecks(&checks, now);
@@ -922,7 +942,7 @@ static InventoryStatement ensure_sku = {
 	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
 };
 
-static void
+static bool
 SlotEnsureSku(const char *tenant, const char *sku, const char *location,
 			  TimestampTz now)
 {
@@ -931,7 +951,7 @@ SlotEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
 	values[2] = TimestampTzGetDatum(now);
-	InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT);
+	return InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /* 0.5: creates the tenant's SKU (one slot) if it is new; $3 clock */
@@ -960,7 +980,7 @@ static InventoryStatement ensure_sku_location = {
 	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 
-static void
+static bool
 LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 				 TimestampTz now)
 {
@@ -971,7 +991,7 @@ LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = CStringGetTextDatum(location);
 	InventoryRun(&ensure_sku_catalog, values, NULL, SPI_OK_INSERT);
-	InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT);
+	return InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /* What lock_sku returns and set_available takes */

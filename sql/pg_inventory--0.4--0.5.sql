@@ -459,6 +459,29 @@ COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
 	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
 
 /* ---------------------------------------------------------------------
+ * Issue #14, part B (messages and settings): register_sku, a SKU with no
+ * stock; the outbox functions refuse NULL ids (the array or an element).
+ * The full script has the same objects and comments.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.register_sku(tenant text, sku text,
+		location text DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_register_sku';
+COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
+	'Creates the SKU of tenant with no stock, with its counters (all 0) at location (NULL: the location default, created when missing as restock creates it), so that a reservation of it is insufficient rather than IN002. Nothing was received: no ledger record, no event; the level is first computed at the first change of available. Returns whether it created the counters (false: the SKU was already stocked there). Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location.';
+REVOKE ALL ON FUNCTION inventory.register_sku(text, text, text) FROM PUBLIC;
+COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023 (also ids or an element of it NULL).';
+COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023 (also ids or an element of it NULL).';
+COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023 (also ids or an element of it NULL).';
+-- requeue_dead_letters and discard_dead_letters: replaced below (part A,
+-- with a reason), their comments there say the same about NULL ids
+
+/* ---------------------------------------------------------------------
  * The DBA's console (0.5, issue #14 part A): the clock, the pending
  * holds, the reservation metrics, the worker's status and the operator
  * audit.  A view runs with its owner's table privileges but calls its
@@ -662,7 +685,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
-	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023.';
+	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023 (an element of ids NULL, a reason over 1000 characters).';
 
 CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	RETURNS integer
@@ -670,7 +693,7 @@ CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
-	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. Returns how many. Errors: 22023.';
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. Returns how many. Errors: 22023 (ids or an element of it NULL; reason NULL, empty or over 1000 characters).';
 
 REVOKE ALL ON FUNCTION inventory.requeue_dead_letters(bigint[], text),
 	inventory.discard_dead_letters(bigint[], text) FROM PUBLIC;

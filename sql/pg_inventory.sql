@@ -737,7 +737,7 @@ CREATE FUNCTION inventory.relay_mark_published(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_published';
 COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
-	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023.';
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text,
 		max_attempts integer DEFAULT 10, backoff interval DEFAULT '1 second',
@@ -747,7 +747,7 @@ CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_failed';
 COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
-	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023.';
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	RETURNS integer
@@ -755,7 +755,7 @@ CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_release';
 COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
-	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023.';
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023 (also ids or an element of it NULL).';
 
 -- 0.5: the reason goes into inventory.operator_audit with what was changed
 CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL,
@@ -765,7 +765,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
-	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023.';
+	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023 (an element of ids NULL, a reason over 1000 characters).';
 
 CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	RETURNS integer
@@ -773,7 +773,7 @@ CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
-	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. Returns how many. Errors: 22023.';
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. Returns how many. Errors: 22023 (ids or an element of it NULL; reason NULL, empty or over 1000 characters).';
 
 CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 		max_rows integer DEFAULT 10000)
@@ -870,6 +870,19 @@ CREATE FUNCTION inventory.amend(tenant text, request_key text, lines jsonb)
 	AS 'MODULE_PATHNAME', 'inventory_amend';
 COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
 	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
+
+/* ---------------------------------------------------------------------
+ * Issue #14, part B (messages and settings): register_sku, a SKU with no
+ * stock (the same block ends the step from 0.4).
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.register_sku(tenant text, sku text,
+		location text DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_register_sku';
+COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
+	'Creates the SKU of tenant with no stock, with its counters (all 0) at location (NULL: the location default, created when missing as restock creates it), so that a reservation of it is insufficient rather than IN002. Nothing was received: no ledger record, no event; the level is first computed at the first change of available. Returns whether it created the counters (false: the SKU was already stocked there). Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;
 

@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(221);
+SELECT plan(224);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -224,6 +224,8 @@ SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'tex
 SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
 SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
+-- #14 part B: a SKU with no stock
+SELECT has_function('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'register_sku(text, text, text) exists');
 -- 0.5: the DBA's console
 SELECT has_function('inventory', 'clock', ARRAY[]::name[], 'clock() exists');
 SELECT has_function('inventory', 'worker_status', ARRAY[]::name[], 'worker_status() exists');
@@ -254,6 +256,7 @@ SELECT function_returns('inventory', 'set_allocation_policy', ARRAY['text', 'boo
 SELECT function_returns('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'boolean', 'set_stock_policy returns boolean');
 SELECT function_returns('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock_at returns bigint');
 SELECT function_returns('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust_at returns bigint');
+SELECT function_returns('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'boolean', 'register_sku returns boolean');
 SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
 SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
@@ -313,6 +316,8 @@ SELECT is(pg_get_function_arguments('inventory.extend(text,text,timestamptz)'::r
 	'tenant text, request_key text, expires_at timestamp with time zone', 'extend: parameter names');
 SELECT is(pg_get_function_arguments('inventory.amend(text,text,jsonb)'::regprocedure),
 	'tenant text, request_key text, lines jsonb', 'amend: parameter names');
+SELECT is(pg_get_function_arguments('inventory.register_sku(text,text,text)'::regprocedure),
+	'tenant text, sku text, location text DEFAULT NULL::text', 'register_sku: parameter names, location defaults to NULL');
 -- availability only reads: it must not be VOLATILE either
 SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
 			  WHERE oid = 'inventory.availability(text,text[])'::regprocedure),
@@ -391,6 +396,7 @@ SELECT is_empty($$
 		'inventory.availability(text,text[])',
 		'inventory.extend(text,text,timestamptz)',
 		'inventory.amend(text,text,jsonb)',
+		'inventory.register_sku(text,text,text)',
 		'inventory.clock()',
 		'inventory.worker_status()',
 		'inventory.requeue_dead_letters(bigint[],text)',

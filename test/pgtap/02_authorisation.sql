@@ -7,7 +7,7 @@
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(122);
+SELECT plan(125);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
@@ -50,6 +50,7 @@ GRANT EXECUTE ON FUNCTION
 	inventory.restock_at(text, text, text, text, integer, text),
 	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[]),
+	inventory.register_sku(text, text, text),
 	inventory.clock(),
 	inventory.worker_status(),
 	inventory.requeue_dead_letters(bigint[], text),
@@ -200,6 +201,8 @@ SELECT throws_ok($$SELECT inventory.restock_at('auth-ta', 'a-rcpt', 'A', 'defaul
 	NULL, 'app_a cannot restock at a location (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.adjust_at('auth-ta', 'a-adj', 'A', 'default', -1, 'loss', 'broken')$$,
 	'42501', NULL, 'app_a cannot adjust at a location (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.register_sku('auth-ta', 'A-new')$$, '42501',
+	NULL, 'app_a cannot register a SKU (no EXECUTE)');
 -- tables: no direct reads or writes
 SELECT throws_ok($$SELECT * FROM inventory.stock$$, '42501',
 	NULL, 'app_a cannot read inventory.stock');
@@ -355,6 +358,10 @@ SELECT is(inventory.adjust_at('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropp
 	'operator adjusts auth-ta at hub');
 SELECT is(inventory.set_stock_policy('auth-ta', 'A', 'hub', 1, 2), true,
 	'operator sets a stock policy of auth-ta');
+SELECT is(inventory.register_sku('auth-ta', 'A-empty', 'hub'), true,
+	'operator registers a SKU of auth-ta at hub with no stock');
+SELECT is(inventory.register_sku('auth-ta', 'A-empty', 'hub'), false,
+	'registering it again creates nothing');
 SELECT results_eq($$
 	SELECT action, tenant, actor FROM inventory.operator_audit
 	 WHERE tenant = 'auth-ta' AND action IN ('set_location', 'set_stock_policy') ORDER BY id

@@ -129,8 +129,8 @@ else
 fi
 check "its units are back" "5|0" \
 	"$(q "$DB" "SELECT available || '|' || reserved FROM inventory.stock WHERE tenant = 'wt' AND sku = 'A'")"
-check "pg_stat_activity shows the worker's name and its current step" "pg_inventory expiry worker|true" \
-	"$(q postgres "SELECT application_name || '|' || (query ~ '^pg_inventory expiry worker: (expire_due\(1000\)|purge_published\(''[0-9]+ seconds'', [0-9]+\))\$')
+check "pg_stat_activity shows the worker's name and its current step, or its last pass between passes" "pg_inventory expiry worker|true" \
+	"$(q postgres "SELECT application_name || '|' || (query ~ '^pg_inventory expiry worker: (expiring: expire_due\(1000\)|purging: purge_published\(''[0-9]+ seconds'', [0-9]+\)|idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in [0-9]+ ms)\$')
 		FROM pg_stat_activity WHERE backend_type = 'pg_inventory expiry worker'")"
 
 # --- an error in a pass is logged and the worker goes on -----------------

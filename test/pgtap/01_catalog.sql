@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(150);
+SELECT plan(158);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -148,8 +148,8 @@ SELECT results_eq($$
 $$, $$ VALUES
 	('status', 'text'), ('state', 'text'), ('applied', 'boolean'),
 	('reservation_id', 'bigint'), ('sku', 'text'), ('quantity', 'integer'),
-	('expires_at', 'timestamp with time zone')
-$$, 'inventory.outcome has exactly the contract columns, in order, with their types');
+	('expires_at', 'timestamp with time zone'), ('lines', 'jsonb'), ('reason', 'text')
+$$, 'inventory.outcome has exactly the contract columns, in order, with their types (lines and reason: 0.5)');
 
 /* ------------------------------------------------------------------
  * Functions: existence with argument types, result type, parameter
@@ -176,6 +176,15 @@ SELECT has_function('inventory', 'discard_dead_letters', ARRAY['bigint[]'], 'dis
 SELECT has_function('inventory', 'purge_published', ARRAY['interval', 'integer'], 'purge_published(interval, integer) exists');
 SELECT has_function('inventory', 'set_stock_slots', ARRAY['text', 'text', 'integer'], 'set_stock_slots(text, text, integer) exists');
 SELECT has_function('inventory', 'transition_rules', ARRAY[]::name[], 'transition_rules() exists');
+-- 0.5
+SELECT has_function('inventory', 'set_location', ARRAY['text', 'text', 'integer', 'boolean'], 'set_location(text, text, integer, boolean) exists');
+SELECT has_function('inventory', 'set_allocation_policy', ARRAY['text', 'boolean'], 'set_allocation_policy(text, boolean) exists');
+SELECT has_function('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'set_stock_policy(text, text, text, bigint, bigint) exists');
+SELECT has_function('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'restock_at(text, text, text, text, integer, text) exists');
+SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'adjust_at(text, text, text, text, bigint, text, text) exists');
+SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
+SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
+SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
 SELECT ok(NOT has_type_privilege('public', 'inventory.tenant_grantee', 'USAGE'),
 	'PUBLIC does not hold the grant marker');
 

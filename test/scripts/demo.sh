@@ -41,8 +41,10 @@
 #     deduplicated, fulfillment requests, compensations, relay throughput,
 #     end-to-end lag and a few lines of each scrape) and runs
 #     inventory.check_invariants(), which must return no rows; the demo
-#     fails if it returns any, if an event stays unpublished, or if a
-#     confirmation has no effect or more than one.
+#     fails if it returns any, if an event stays unpublished, if a
+#     confirmation has no effect or more than one, or if an event is missing
+#     or doubled (outbox events = state changes + ledger records, the stock
+#     level events of 0.5 apart, checked by their stock versions).
 # The servers are stopped and removed on exit.
 #
 # Knobs: DEMO_SECONDS (20), DEMO_CLIENTS (8), DEMO_JOBS (2).
@@ -502,10 +504,44 @@ op_sql -P footer=on -c 'SELECT * FROM inventory.check_invariants()'
 problems=$(op_val -c 'SELECT count(*) FROM inventory.check_invariants()')
 
 sub "every change wrote exactly one outbox event"
-read -r events changes < <(op_val -F ' ' -c "SELECT (SELECT count(*) FROM inventory.outbox),
+# the stock level events (0.5: stock.out_of_stock, back_in_stock, low) are
+# counted apart: per (sku, location) every stock event, a ledger record's or
+# a level change's, takes one stock version, so the versions of its events
+# are 1..stock_location.version once each (a missing or doubled level event
+# breaks that), and a level event follows an out_of_stock one exactly when
+# its previous_level is out_of_stock
+read -r all_events events level_events changes bad_versions bad_chain < <(op_val -F ' ' -c "
+WITH e AS (
+	SELECT o.tenant, o.payload->>'sku' AS sku, o.payload->>'location' AS location,
+		   (o.payload->>'version')::bigint AS version, o.payload->>'level' AS level,
+		   o.payload->>'previous_level' AS previous
+	  FROM inventory.outbox o WHERE o.event_type LIKE 'stock.%'),
+v AS (
+	SELECT tenant, sku, location, count(*) AS n, count(DISTINCT version) AS d,
+		   min(version) AS lo, max(version) AS hi
+	  FROM e GROUP BY 1, 2, 3),
+chain AS (
+	SELECT e.previous, lag(e.level) OVER (PARTITION BY e.tenant, e.sku, e.location
+										  ORDER BY e.version) AS level_before
+	  FROM e WHERE e.level IS NOT NULL)
+SELECT (SELECT count(*) FROM inventory.outbox),
+	(SELECT count(*) FROM inventory.outbox
+	  WHERE event_type NOT IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')),
+	(SELECT count(*) FROM inventory.outbox
+	  WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')),
 	(SELECT count(*) FROM inventory.reservation_transition WHERE to_state <> 'rejected')
-	+ (SELECT count(*) FROM inventory.stock_ledger)")
-printf '  outbox events %s, state changes + ledger records %s\n' "$events" "$changes"
+	+ (SELECT count(*) FROM inventory.stock_ledger),
+	(SELECT count(*) FROM inventory.stock_location sl
+	   LEFT JOIN v ON v.tenant = sl.tenant AND v.sku = sl.sku AND v.location = sl.location
+	  WHERE coalesce(v.n, 0) <> sl.version OR coalesce(v.d, 0) <> sl.version
+		 OR coalesce(v.lo, 1) <> 1 OR coalesce(v.hi, 0) <> sl.version),
+	(SELECT count(*) FROM chain WHERE level_before IS NOT NULL
+		AND (level_before = 'out_of_stock') <> (previous IS NOT DISTINCT FROM 'out_of_stock'))")
+printf '  outbox events %s = %s of state changes and ledger records + %s stock level events\n' \
+	"$all_events" "$events" "$level_events"
+printf '  state changes + ledger records %s\n' "$changes"
+printf '  (sku, location) pairs whose stock events are not versions 1..version once each: %s\n' "$bad_versions"
+printf '  level events that do not follow the one before: %s\n' "$bad_chain"
 
 if [ "$scraped_pub" -ne "$relay_pub" ]; then
 	die "the relays' /metrics say $scraped_pub events published, their final stats $relay_pub"
@@ -513,14 +549,17 @@ fi
 if [ "$((requests + failures))" -ne "$confirmed_events" ]; then
 	die "$confirmed_events confirmations, but $requests requests + $failures compensations"
 fi
-if [ "$published" -ne "$events" ]; then
-	die "$((events - published)) of $events events were not published"
+if [ "$published" -ne "$all_events" ]; then
+	die "$((all_events - published)) of $all_events events were not published"
 fi
 if [ "$problems" -ne 0 ]; then
 	die "check_invariants() returned $problems rows"
 fi
 if [ "$events" -ne "$changes" ]; then
-	die "outbox events ($events) differ from state changes + ledger records ($changes)"
+	die "outbox events other than level events ($events) differ from state changes + ledger records ($changes)"
+fi
+if [ "$bad_versions" -ne 0 ] || [ "$bad_chain" -ne 0 ]; then
+	die "stock level events missing or doubled: $bad_versions (sku, location) pairs with a gap or a repeat in their stock versions, $bad_chain level events out of chain"
 fi
 echo
-echo "demo OK: $reservations reservations under load, $published events relayed, $requests fulfillment requests, $dedup duplicates absorbed, invariants hold"
+echo "demo OK: $reservations reservations under load, $published events relayed ($level_events stock level events), $requests fulfillment requests, $dedup duplicates absorbed, invariants hold"

@@ -263,13 +263,28 @@ static InventoryStatement lock_slots = {
 static InventoryStatement lock_slots_located = {
 	"lock all slots of SKUs",
 	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, "
-	"s.reserved, s.consumed, l.safety_stock FROM inventory.stock_slot s "
-	"JOIN inventory.stock_location l ON l.tenant = s.tenant AND l.sku = s.sku "
-	"AND l.location = s.location "
+	"s.reserved, s.consumed, 0::bigint FROM inventory.stock_slot s "
 	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
 	"ON s.tenant = u.tenant AND s.sku = u.sku "
 	"AND (u.location IS NULL OR s.location = u.location) "
 	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s",
+	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
+};
+
+/*
+ * The safety stock of the same (sku, location) pairs, read by a statement
+ * of its own once their slots are locked: a lock that waited for
+ * set_stock_policy returns the newest slot rows, and only a new statement
+ * (a new snapshot at READ COMMITTED) sees the policy it committed.
+ */
+static InventoryStatement read_safety_stock = {
+	"read safety stock",
+	"SELECT l.tenant::text, l.sku::text, l.location::text, l.safety_stock "
+	"FROM inventory.stock_location l "
+	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
+	"ON l.tenant = u.tenant AND l.sku = u.sku "
+	"AND (u.location IS NULL OR l.location = u.location) "
+	"ORDER BY l.tenant, l.sku, l.location",
 	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
@@ -318,6 +333,28 @@ LockAllSlots(const SlotLayout *layout, int n, const char *const *tenants,
 		for (k = 0; k < INVENTORY_COUNTERS; k++)
 			rows.items[i].counter[k] = InventoryResultInt64(i, 5 + k);
 		rows.items[i].keep = InventoryResultInt64(i, 8);
+	}
+	if (layout == &located_layout && rows.count > 0)
+	{
+		uint64		nsafety = InventoryRun(&read_safety_stock, values, nulls,
+										   SPI_OK_SELECT);
+		uint64		j = 0;
+
+		/* both in (tenant, sku, location) order: one merge pass */
+		for (i = 0; i < (uint64) rows.count; i++)
+		{
+			SlotRow    *r = &rows.items[i];
+
+			while (j < nsafety &&
+				   (strcmp(InventoryResultText(j, 1), r->tenant) != 0 ||
+					strcmp(InventoryResultText(j, 2), r->sku) != 0 ||
+					strcmp(InventoryResultText(j, 3), r->location) != 0))
+				j++;
+			if (j == nsafety)
+				elog(ERROR, "pg_inventory: stock of SKU \"%s\" at location \"%s\" has no catalog row",
+					 r->sku, r->location);
+			r->keep = InventoryResultInt64(j, 4);
+		}
 	}
 	return rows;
 }
@@ -404,11 +441,10 @@ static InventoryStatement take_one_slot = {
 };
 
 /*
- * The same at location $9 (0.5).  Taking from available, a slot keeps its
- * share of the safety stock: with S units over n slots, slot i keeps
- * (S + n - 1 - i) / n (the shares add up to S), so units taken on the fast
- * path never reach into the safety stock; the fallback checks the total.
- * Also returns what tells whether the stock level may have changed: the
+ * The same at location $9 (0.5).  Taking from available, the safety stock
+ * stays: with one slot the slot keeps it; a SKU with several slots and a
+ * safety stock takes no fast path from available (a slot cannot know what
+ * the others hold), the fallback checks the total.  Also returns what tells whether the stock level may have changed: the
  * slot's available units after the change, the safety stock, the low
  * threshold, the stored level and the slot count.
  */
@@ -420,7 +456,8 @@ static InventoryStatement take_one_slot_located = {
 	"AND l.location = p.location "
 	"JOIN inventory.sku k ON k.tenant = p.tenant AND k.sku = p.sku "
 	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND CASE $3 "
-	"WHEN 0 THEN p.available - (l.safety_stock + k.slots - 1 - p.slot) / k.slots "
+	"WHEN 0 THEN CASE WHEN k.slots = 1 THEN p.available - l.safety_stock "
+	"WHEN l.safety_stock = 0 THEN p.available ELSE -1 END "
 	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
 	"ORDER BY p.slot LIMIT 1 FOR UPDATE OF p SKIP LOCKED) "
 	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
@@ -623,6 +660,43 @@ RunLevelChecks(const LevelChecks *checks, TimestampTz now)
 							 checks->locations, now);
 }
 
+/*
+ * ShareRepeatedSkus
+ *		0.5: when a SKU is on several lines (at several locations), share-
+ *		locks its catalog row before any of its slots, as the fallback
+ *		would: a call holding a slot of the SKU at one location (fast path)
+ *		that then fell back at another would ask for the catalog row after
+ *		a slot, and could deadlock with set_stock_slots, which takes the
+ *		catalog row first and then every slot.
+ */
+static void
+ShareRepeatedSkus(const SlotLayout *layout, const char *tenant,
+				  const InventoryLines *lines)
+{
+	const char **tenants;
+	const char **skus;
+	int			n = 0;
+	int			i;
+	Datum		values[2];
+
+	if (layout != &located_layout)
+		return;
+	tenants = palloc(sizeof(char *) * Max(lines->count, 1));
+	skus = palloc(sizeof(char *) * Max(lines->count, 1));
+	for (i = 1; i < lines->count; i++)
+		if (strcmp(lines->items[i].sku, lines->items[i - 1].sku) == 0 &&
+			(n == 0 || strcmp(skus[n - 1], lines->items[i].sku) != 0))
+		{
+			tenants[n] = tenant;
+			skus[n++] = lines->items[i].sku;
+		}
+	if (n == 0)
+		return;
+	values[0] = InventoryTextArray(tenants, n);
+	values[1] = InventoryTextArray(skus, n);
+	InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
+}
+
 static bool
 HoldLines(const SlotLayout *layout, const char *tenant,
 		  const InventoryLines *lines, TimestampTz now)
@@ -633,6 +707,7 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 	int			i;
 
 	InitLevelChecks(&checks, lines->count);
+	ShareRepeatedSkus(layout, tenant, lines);
 	for (i = 0; i < lines->count; i++)
 	{
 		switch (SlotMove(layout, tenant, lines->items[i].sku,
@@ -686,6 +761,7 @@ MoveLines(const SlotLayout *layout, const char *tenant,
 	int			i;
 
 	InitLevelChecks(&checks, lines->count);
+	ShareRepeatedSkus(layout, tenant, lines);
 	for (i = 0; i < lines->count; i++)
 	{
 		if (SlotMove(layout, tenant, lines->items[i].sku,

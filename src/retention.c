@@ -56,11 +56,17 @@ PG_FUNCTION_INFO_V1(inventory_archive_ledger);
 /* Most reservations or records one call removes or moves */
 #define RETENTION_MAX_ROWS 1000000
 
-/* "not pending" is finished: the states are checked by the table */
+/*
+ * Reservation r is finished ("not pending": the table checks the states)
+ * before cutoff, and none of its events is unpublished or dead-lettered.
+ * OFFSET 0 keeps the event check a probe of outbox_reservation per
+ * reservation (a subplan, not an anti join over every unpublished event),
+ * so its cost does not grow with the outbox or a relay's backlog.
+ */
 #define FINISHED_BEFORE(cutoff) \
 	"r.state <> 'pending' AND r.updated_at < " cutoff " " \
 	"AND NOT EXISTS (SELECT 1 FROM inventory.outbox o " \
-	"WHERE o.reservation_id = r.id AND o.published_at IS NULL)"
+	"WHERE o.reservation_id = r.id AND o.published_at IS NULL OFFSET 0)"
 
 /*
  * The ids of up to $2 finished reservations whose last change is before

@@ -593,3 +593,28 @@ REVOKE ALL ON FUNCTION inventory.purge_history(interval, integer, boolean),
 COMMENT ON FUNCTION inventory.check_invariants() IS
 	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
 /* --------------------------- end of retention of history (functions) */
+
+/* ---------------------------------------------------------------------
+ * Issue #14, part B (messages and settings): register_sku, a SKU with no
+ * stock; the outbox functions refuse NULL ids (the array or an element).
+ * The full script has the same objects and comments.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.register_sku(tenant text, sku text,
+		location text DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_register_sku';
+COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
+	'Creates the SKU of tenant with no stock, with its counters (all 0) at location (NULL: the location default, created when missing as restock creates it), so that a reservation of it is insufficient rather than IN002. Nothing was received: no ledger record, no event; the level is first computed at the first change of available. Returns whether it created the counters (false: the SKU was already stocked there). Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location.';
+REVOKE ALL ON FUNCTION inventory.register_sku(text, text, text) FROM PUBLIC;
+COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023 (also ids or an element of it NULL).';
+COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023 (also ids or an element of it NULL).';
+COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023 (also ids or an element of it NULL).';
+COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[]) IS
+	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many. Errors: 22023 (an element of ids NULL).';
+COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[]) IS
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023 (ids or an element of it NULL).';

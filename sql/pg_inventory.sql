@@ -846,7 +846,7 @@ CREATE FUNCTION inventory.relay_mark_published(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_published';
 COMMENT ON FUNCTION inventory.relay_mark_published(text, bigint[]) IS
-	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023.';
+	'Marks the events published; call only after the broker confirmed them (publisher confirms). Acts only on events whose lease relay still holds; returns how many it marked. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text,
 		max_attempts integer DEFAULT 10, backoff interval DEFAULT '1 second',
@@ -856,7 +856,7 @@ CREATE FUNCTION inventory.relay_mark_failed(relay text, ids bigint[], error text
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_mark_failed';
 COMMENT ON FUNCTION inventory.relay_mark_failed(text, bigint[], text, integer, interval, interval) IS
-	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023.';
+	'Records a failed publish attempt of the events whose lease relay still holds: next attempt after backoff * 2^attempts (at most max_backoff) with jitter, or dead-letters the event at its max_attempts-th failure. Returns how many events it recorded. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	RETURNS integer
@@ -864,7 +864,7 @@ CREATE FUNCTION inventory.relay_release(relay text, ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_release';
 COMMENT ON FUNCTION inventory.relay_release(text, bigint[]) IS
-	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023.';
+	'Gives back the relay''s leases on unpublished events without counting an attempt (clean shutdown). Returns how many. Errors: 22023 (also ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
 	RETURNS integer
@@ -872,7 +872,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[]) IS
-	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many.';
+	'Makes dead-lettered events (NULL: all) live again with a fresh attempt count. Returns how many. Errors: 22023 (an element of ids NULL).';
 
 CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
 	RETURNS integer
@@ -880,7 +880,7 @@ CREATE FUNCTION inventory.discard_dead_letters(ids bigint[])
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_discard_dead_letters';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[]) IS
-	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023.';
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. Returns how many. Errors: 22023 (ids or an element of it NULL).';
 
 CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 		max_rows integer DEFAULT 10000)
@@ -999,5 +999,18 @@ CREATE FUNCTION inventory.archive_ledger(older_than interval DEFAULT '365 days',
 COMMENT ON FUNCTION inventory.archive_ledger(interval, integer) IS
 	'Retention of the ledger: moves at most max_rows (1 to 1000000) records made more than older_than (1 day to 10 years) ago by the pg_inventory clock, oldest (lowest id) first, from stock_ledger into stock_ledger_archive, unchanged and in one transaction; check_invariants sums both, and restock and adjust still replay their keys. Skips records another transaction holds (SKIP LOCKED). Returns how many it moved. Errors: 22023 bad argument, 0A000 schema before 0.5.';
 /* --------------------------- end of retention of history (functions) */
+
+/* ---------------------------------------------------------------------
+ * Issue #14, part B (messages and settings): register_sku, a SKU with no
+ * stock (the same block ends the step from 0.4).
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.register_sku(tenant text, sku text,
+		location text DEFAULT NULL)
+	RETURNS boolean
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_register_sku';
+COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
+	'Creates the SKU of tenant with no stock, with its counters (all 0) at location (NULL: the location default, created when missing as restock creates it), so that a reservation of it is insufficient rather than IN002. Nothing was received: no ledger record, no event; the level is first computed at the first change of available. Returns whether it created the counters (false: the SKU was already stocked there). Errors: 22023 bad argument, 42501 tenant not granted, IN004 unknown location.';
 
 REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory FROM PUBLIC;

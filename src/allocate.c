@@ -106,15 +106,6 @@ InventoryPolicyRank(const InventoryPolicy *policy, const char *location)
 	return -1;
 }
 
-/* The first of the SKUs $2 the tenant $1 never stocked */
-static InventoryStatement first_unknown_sku = {
-	"find unknown SKU",
-	"SELECT u.sku FROM unnest($2) AS u(sku) WHERE NOT EXISTS (SELECT 1 "
-	"FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = u.sku) "
-	"ORDER BY u.sku LIMIT 1",
-	2, {TEXTOID, TEXTARRAYOID}
-};
-
 /* Appends a line (sku, location, quantity) to lines (capacity: enough) */
 static void
 AddLine(InventoryLines *lines, const char *sku, const char *location,
@@ -389,7 +380,7 @@ FirstTryWork(void *arg)
 {
 	FirstTry   *t = (FirstTry *) arg;
 
-	return t->call->storage->hold(t->call->tenant, t->lines, t->now);
+	return t->call->storage->try_hold(t->call->tenant, t->lines, t->now);
 }
 
 /*
@@ -408,13 +399,9 @@ InventoryAllocateExact(InventoryCall *call, const InventoryLines *request,
 					   InventoryLines *rejection)
 {
 	AllocationPlan plan;
-	Datum		values[2];
 	int			i;
 
-	values[0] = CStringGetTextDatum(call->tenant);
-	values[1] = InventoryTextArray(skus, nskus);
-	if (InventoryRun(&first_unknown_sku, values, NULL, SPI_OK_SELECT) == 1)
-		InventoryUnknownSku(call->tenant, InventoryResultText(0, 1), NULL);
+	InventoryCheckStocked(call->tenant, InventoryTextArray(skus, nskus));
 	if (held->items == NULL)
 	{
 		held->count = 0;

@@ -41,6 +41,7 @@ PG_FUNCTION_INFO_V1(inventory_restock);
 PG_FUNCTION_INFO_V1(inventory_adjust);
 PG_FUNCTION_INFO_V1(inventory_restock_at);
 PG_FUNCTION_INFO_V1(inventory_adjust_at);
+PG_FUNCTION_INFO_V1(inventory_register_sku);
 
 /* One receipt or adjustment, as asked; location NULL before 0.5 */
 typedef struct LedgerRequest
@@ -291,7 +292,7 @@ LedgerChange(InventoryCall *call, const LedgerRequest *req, TimestampTz now)
 				(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
 				 errmsg("SKU \"%s\" is not stocked at location \"%s\" for tenant \"%s\"",
 						req->sku, req->location, tenant),
-				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at).")));
+				 errhint("An operator stocks a SKU at a location by restocking it there (inventory.restock_at) or by registering it there with no stock (inventory.register_sku).")));
 
 	/* the key: a replay, or a refusal */
 	if (FindRecord(tenant, req, &after))
@@ -399,7 +400,10 @@ Restock(FunctionCallInfo fcinfo, bool at)
 	if (at)
 		location = InventoryNameArg(fcinfo, 3, "location", NAME_CANONICAL);
 	req.delta = InventoryQuantityArg(fcinfo, 3 + off,
-									 "Record removals with inventory.adjust.");
+									 at ? "Record removals with inventory.adjust_at." :
+									 "Record removals with inventory.adjust.",
+									 at ? "A receipt has at least 1 unit; to create a SKU at a location with no stock, use inventory.register_sku(tenant, sku, location)." :
+									 "A receipt has at least 1 unit; to create a SKU with no stock, use inventory.register_sku(tenant, sku).");
 	req.kind = "receipt";
 	req.reason = InventoryReasonArg(fcinfo, 4 + off, "reason", false);
 
@@ -551,4 +555,40 @@ Datum
 inventory_adjust_at(PG_FUNCTION_ARGS)
 {
 	return Adjust(fcinfo, true);
+}
+
+/*
+ * inventory_register_sku
+ *		register_sku(tenant text, sku text, location text DEFAULT NULL)
+ *		RETURNS boolean
+ *
+ * Schema 0.5 on: creates the tenant's SKU with no stock, with its counters
+ * (all 0) at location (NULL: the location default, created as restock
+ * creates it when missing), so that a reservation of it is insufficient
+ * rather than IN002.  Nothing was received: no ledger record, no event;
+ * the level is first computed at the first change of available (level.c:
+ * from NULL, no event).  Returns whether it created the counters (false:
+ * the SKU was already stocked there).  Errors: 22023 bad argument, 42501
+ * tenant not granted, IN004 unknown location, 0A000 schema before 0.5.
+ */
+Datum
+inventory_register_sku(PG_FUNCTION_ARGS)
+{
+	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", NAME_CANONICAL);
+	char	   *sku = InventoryNameArg(fcinfo, 1, "sku", NAME_CANONICAL);
+	char	   *location = NULL;
+	const char *at;
+	InventoryCall call;
+	TimestampTz now;
+	bool		created;
+
+	if (!PG_ARGISNULL(2))
+		location = InventoryNameArg(fcinfo, 2, "location", NAME_CANONICAL);
+	InventoryBeginCall(fcinfo, &call, tenant);
+	InventoryRequireLocated(&call, "inventory.register_sku");
+	now = InventoryNow();
+	at = StockLocation(&call, location, true, "inventory.register_sku", now);
+	created = call.storage->ensure_sku(tenant, sku, at, now);
+	InventoryEndCall(&call);
+	PG_RETURN_BOOL(created);
 }

@@ -333,6 +333,11 @@ SkusArg(FunctionCallInfo fcinfo, int argno)
 
 	InventoryRequireArg(fcinfo, argno, "skus");
 	skus = PG_GETARG_ARRAYTYPE_P(argno);
+	if (ARR_NDIM(skus) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("skus must be a one-dimensional array"),
+				 errdetail("The array given has %d dimensions.", ARR_NDIM(skus))));
 	deconstruct_array(skus, TEXTOID, -1, false, TYPALIGN_INT,
 					  &elems, &elem_nulls, &n);
 	if (n < 1 || n > INVENTORY_AVAILABILITY_MAX_SKUS)

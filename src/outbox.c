@@ -73,8 +73,53 @@ InventoryIntervalArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be %s %s and at most %s", argname,
-						or_equal ? "at least" : "above", min_text, max_text)));
+						or_equal ? "at least" : "above", min_text, max_text),
+				 errdetail("The value given is %s.",
+						   DatumGetCString(DirectFunctionCall1(interval_out,
+															   IntervalPGetDatum(value))))));
 	return value;
+}
+
+/*
+ * IdsArg
+ *		The outbox ids of argument argno (bigint[]): neither the array nor
+ *		an element may be NULL (a NULL id names no event: it would be
+ *		skipped silently); with nullable, a NULL array is allowed and
+ *		returned as (Datum) 0 with *isnull set (requeue_dead_letters: every
+ *		dead letter).  Errors: 22023.
+ */
+static Datum
+IdsArg(FunctionCallInfo fcinfo, int argno, bool nullable, bool *isnull)
+{
+	ArrayType  *ids;
+	Datum	   *elems;
+	bool	   *nulls;
+	int			n;
+	int			i;
+
+	*isnull = PG_ARGISNULL(argno);
+	if (*isnull && nullable)
+		return (Datum) 0;
+	if (*isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("argument \"ids\" must not be null"),
+				 errdetail("The value given is NULL."),
+				 errhint("Pass the outbox ids as a bigint[], e.g. ARRAY[17, 18]::bigint[].")));
+	ids = PG_GETARG_ARRAYTYPE_P(argno);
+	if (array_contains_nulls(ids))
+	{
+		deconstruct_array(ids, INT8OID, 8, FLOAT8PASSBYVAL, TYPALIGN_DOUBLE,
+						  &elems, &nulls, &n);
+		for (i = 0; i < n && !nulls[i]; i++)
+			;
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("ids must not contain NULL"),
+				 errdetail("Element %d of the %d given is NULL.", i + 1, n),
+				 errhint("Every element is the id of an outbox event.")));
+	}
+	return PointerGetDatum(ids);
 }
 
 /* A non-NULL integer argument within [min, max].  Errors: 22023. */
@@ -266,10 +311,11 @@ inventory_relay_mark_published(PG_FUNCTION_ARGS)
 {
 	Datum		values[3];
 
+	bool		isnull;
+
 	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay",
 													 NAME_WILDCARD));
-	InventoryRequireArg(fcinfo, 1, "ids");
-	values[1] = PG_GETARG_DATUM(1);
+	values[1] = IdsArg(fcinfo, 1, false, &isnull);
 	values[2] = TimestampTzGetDatum(InventoryNow());
 	PG_RETURN_INT32(RunPlan(fcinfo, &mark_published, values, NULL,
 							SPI_OK_UPDATE));
@@ -297,15 +343,15 @@ inventory_relay_mark_failed(PG_FUNCTION_ARGS)
 	Datum		values[7];
 	text	   *error;
 	int			len;
+	bool		isnull;
 
 	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay",
 													 NAME_WILDCARD));
-	InventoryRequireArg(fcinfo, 1, "ids");
+	values[1] = IdsArg(fcinfo, 1, false, &isnull);
 	InventoryRequireArg(fcinfo, 2, "error");
 	error = PG_GETARG_TEXT_PP(2);
 	len = pg_mbcharcliplen(VARDATA_ANY(error), VARSIZE_ANY_EXHDR(error),
 						   INVENTORY_ERROR_MAX_CHARS);
-	values[1] = PG_GETARG_DATUM(1);
 	values[2] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(error), len));
 	values[3] = Int32GetDatum(InventoryIntArg(fcinfo, 3, "max_attempts", 1, 1000));
 	values[4] = TimestampTzGetDatum(InventoryNow());
@@ -330,10 +376,10 @@ Datum
 inventory_relay_release(PG_FUNCTION_ARGS)
 {
 	Datum		values[2];
+	bool		isnull;
 
 	values[0] = CStringGetTextDatum(InventoryNameArg(fcinfo, 0, "relay", NAME_WILDCARD));
-	InventoryRequireArg(fcinfo, 1, "ids");
-	values[1] = PG_GETARG_DATUM(1);
+	values[1] = IdsArg(fcinfo, 1, false, &isnull);
 	PG_RETURN_INT32(RunPlan(fcinfo, &release_events, values, NULL,
 							SPI_OK_UPDATE));
 }
@@ -344,18 +390,18 @@ inventory_relay_release(PG_FUNCTION_ARGS)
  *
  * Operator: makes the dead-lettered events ids (NULL: all of them) live
  * again with a fresh attempt count; relays publish them at the next poll.
- * Returns how many it requeued.
+ * Returns how many it requeued.  Errors: 22023 (a NULL element).
  */
 Datum
 inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 {
 	Datum		values[1];
 	char		nulls[1] = {' '};
+	bool		isnull;
 
-	if (PG_ARGISNULL(0))
+	values[0] = IdsArg(fcinfo, 0, true, &isnull);
+	if (isnull)
 		nulls[0] = 'n';
-	else
-		values[0] = PG_GETARG_DATUM(0);
 	PG_RETURN_INT32(RunPlan(fcinfo, &requeue_dead, values, nulls,
 							SPI_OK_UPDATE));
 }
@@ -366,15 +412,15 @@ inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
  *
  * Operator: deletes the dead-lettered events ids for good (later events of
  * the same reservations can then go out).  Returns how many it deleted.
- * Errors: 22023 (ids NULL).
+ * Errors: 22023 (ids or an element NULL).
  */
 Datum
 inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 {
 	Datum		values[1];
+	bool		isnull;
 
-	InventoryRequireArg(fcinfo, 0, "ids");
-	values[0] = PG_GETARG_DATUM(0);
+	values[0] = IdsArg(fcinfo, 0, false, &isnull);
 	PG_RETURN_INT32(RunPlan(fcinfo, &discard_dead, values, NULL,
 							SPI_OK_DELETE));
 }

@@ -41,6 +41,10 @@ int			inventory_history_retention_s = 0;
  * check_frozen_now
  *		Parses pg_inventory.frozen_now as a timestamptz when it is set, so a
  *		bad value is refused by SET itself.  Empty means the real clock.
+ *		Only an explicit instant is accepted: the special words now, today,
+ *		tomorrow, yesterday, epoch, infinity, -infinity and allballs are
+ *		refused wherever they appear (now would pin the moment of the SET,
+ *		infinity no instant at all).
  *		Uses the datetime parser's error codes rather than timestamptz_in,
  *		which would throw inside a check hook.
  */
@@ -58,6 +62,12 @@ check_frozen_now(char **newval, void **extra, GucSource source)
 	TimestampTz result;
 	TimestampTz *saved;
 	int			dterr;
+	int			i;
+	size_t		w;
+	static const char *const special_words[] = {
+		"now", "today", "tomorrow", "yesterday", "epoch", "infinity",
+		"-infinity", "allballs"
+	};
 
 	if (*newval == NULL || (*newval)[0] == '\0')
 	{
@@ -71,11 +81,22 @@ check_frozen_now(char **newval, void **extra, GucSource source)
 	}
 	dterr = ParseDateTime(*newval, workbuf, sizeof(workbuf), field, ftype,
 						  MAXDATEFIELDS, &nf);
+	/* a special word is no pinned instant: "now" is the moment of SET */
+	for (i = 0; dterr == 0 && i < nf; i++)
+		for (w = 0; w < lengthof(special_words); w++)
+			if (pg_strcasecmp(field[i], special_words[w]) == 0)
+			{
+				GUC_check_errdetail("\"%s\" is not an explicit timestamp.",
+									special_words[w]);
+				GUC_check_errhint("Give a date and time with a time zone, e.g. '2026-08-01 12:00:00+00', or '' for the real clock.");
+				return false;
+			}
 	if (dterr == 0)
 		dterr = DecodeDateTime(field, ftype, nf, &dtype, &tt, &fsec, &tz);
 	if (dterr != 0 || dtype != DTK_DATE || tm2timestamp(&tt, fsec, &tz, &result) != 0)
 	{
 		GUC_check_errdetail("pg_inventory.frozen_now must be a timestamp with time zone, or empty for the real clock.");
+		GUC_check_errhint("Give a date and time with a time zone, e.g. '2026-08-01 12:00:00+00'.");
 		return false;
 	}
 	saved = malloc(sizeof(TimestampTz));
@@ -187,7 +208,8 @@ _PG_init(void)
 {
 	DefineCustomStringVariable("pg_inventory.frozen_now",
 							   "Pins the pg_inventory clock to this timestamp (tests only).",
-							   "Empty means the server's real clock. Only superusers can set it.",
+							   "An explicit timestamp with time zone; empty means the server's real clock. "
+							   "Special values such as now or infinity are refused. Only superusers can set it.",
 							   &frozen_now_setting,
 							   "",
 							   PGC_SUSET,
@@ -244,7 +266,7 @@ _PG_init(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_inventory.test_pause_lock",
-							"Fault-injection pause point (tests only).",
+							"Test only: fault-injection pause point.",
 							"When not 0, every stock change waits for a shared "
 							"advisory lock with this key right after it updated the "
 							"stock rows, so a test holding the lock can crash or "
@@ -252,10 +274,10 @@ _PG_init(void)
 							&inventory_test_pause_lock,
 							0, 0, PG_INT32_MAX,
 							PGC_SUSET,
-							0,
+							GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							NULL, NULL, NULL);
 	DefineCustomStringVariable("pg_inventory.test_fault",
-							   "Fault-injection point (tests only).",
+							   "Test only: fault-injection point.",
 							   "STEP or STEP:CODE: every call that reaches the named "
 							   "step raises an error with SQLSTATE CODE (XX000 when "
 							   "omitted; \"cancel\" raises a real query cancel). Only "
@@ -263,7 +285,7 @@ _PG_init(void)
 							   &inventory_test_fault,
 							   "",
 							   PGC_SUSET,
-							   0,
+							   GUC_NO_SHOW_ALL | GUC_NOT_IN_SAMPLE,
 							   check_test_fault, NULL, NULL);
 	MarkGUCPrefixReserved("pg_inventory");
 

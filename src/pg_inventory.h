@@ -152,7 +152,8 @@ extern char *InventoryReasonArg(FunctionCallInfo fcinfo, int argno,
 extern void InventoryRequireArg(FunctionCallInfo fcinfo, int argno,
 								const char *argname);
 extern int32 InventoryQuantityArg(FunctionCallInfo fcinfo, int argno,
-								  const char *hint);
+								  const char *negative_hint,
+								  const char *zero_hint);
 extern int64 InventoryTtlArg(FunctionCallInfo fcinfo, int argno);
 extern TimestampTz InventoryExpiry(TimestampTz now, int64 ttl_usecs);
 extern int	InventoryCompareLines(const void *a, const void *b);
@@ -170,6 +171,9 @@ extern Datum InventoryInt8Array(const int64 *items, int n);
 /* errors raised in more than one file */
 extern void InventoryUnknownSku(const char *tenant, const char *sku,
 								const char *hint) pg_attribute_noreturn();
+extern void InventoryUnknownSkus(const char *tenant, int n,
+								 const char *const *skus,
+								 const char *hint) pg_attribute_noreturn();
 extern void InventoryKeyReused(const char *key, const char *detail,
 							   const char *hint) pg_attribute_noreturn();
 extern void InventoryBrokenSku(const char *tenant, const char *sku,

@@ -890,7 +890,7 @@ inventory_reserve(PG_FUNCTION_ARGS)
 	char	   *tenant = InventoryNameArg(fcinfo, 0, "tenant", NAME_CANONICAL);
 	char	   *key = InventoryKeyArg(fcinfo, 1, "request_key", NAME_CANONICAL);
 	char	   *sku = InventoryNameArg(fcinfo, 2, "sku", NAME_CANONICAL);
-	int32		quantity = InventoryQuantityArg(fcinfo, 3, NULL);
+	int32		quantity = InventoryQuantityArg(fcinfo, 3, NULL, NULL);
 	int64		ttl = InventoryTtlArg(fcinfo, 4);
 	InventoryLines lines;
 

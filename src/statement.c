@@ -4,7 +4,10 @@
  *		The executor of pg_inventory's named statements (see statement.h).
  *
  * A statement is prepared on its first use in a backend with a generic plan
- * and kept with SPI_keepplan, so a call plans nothing.  The functions run
+ * and kept with SPI_keepplan, so a call plans nothing.  An error a
+ * statement raises keeps every CONTEXT line but SPI's copy of the
+ * statement's text (ForgetStatementText): the caller sees the statement's
+ * name instead.  The functions run
  * with search_path pinned to pg_catalog, pg_temp (the SET clause of every
  * function), and every statement writes the objects it uses
  * schema-qualified, so a caller's search_path can never redirect them.
@@ -13,6 +16,7 @@
  */
 #include "postgres.h"
 
+#include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
 #include "utils/snapmgr.h"
@@ -52,23 +56,82 @@ StatementPlan(InventoryStatement *stmt)
 	return stmt->plan;
 }
 
+/*
+ * ForgetStatementText
+ *		Takes the text of stmt out of an error it raised: SPI adds the whole
+ *		statement as a CONTEXT line `SQL statement "..."` (or, for an error
+ *		with a position, as the internal QUERY), a long internal text that
+ *		means nothing to the caller; the CONTEXT line
+ *		`pg_inventory statement "name"` says which statement it was.
+ */
+static void
+ForgetStatementText(ErrorData *edata, const InventoryStatement *stmt)
+{
+	if (edata->internalquery != NULL &&
+		strcmp(edata->internalquery, stmt->sql) == 0)
+	{
+		pfree(edata->internalquery);
+		edata->internalquery = NULL;
+		edata->internalpos = 0;
+	}
+	if (edata->context != NULL)
+	{
+		char	   *line = psprintf("SQL statement \"%s\"", stmt->sql);
+		char	   *at = strstr(edata->context, line);
+
+		if (at != NULL)
+		{
+			size_t		len = strlen(line);
+			StringInfoData buf;
+
+			/* the line and the line break that separates it from the next */
+			if (at[len] == '\n')
+				len++;
+			else if (at > edata->context && at[-1] == '\n')
+				at--, len++;
+			initStringInfo(&buf);
+			appendBinaryStringInfo(&buf, edata->context, at - edata->context);
+			appendStringInfoString(&buf, at + len);
+			edata->context = buf.data;
+		}
+	}
+}
+
 static uint64
 Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	bool read_only, bool latest, int expected_rc)
 {
 	ErrorContextCallback context;
-	int			rc;
+	MemoryContext cxt = CurrentMemoryContext;
+	int			rc = 0;
 
 	context.callback = StatementErrorContext;
 	context.arg = stmt;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
-	if (latest)
-		rc = SPI_execute_snapshot(StatementPlan(stmt), values, nulls,
-								  GetLatestSnapshot(), InvalidSnapshot,
-								  false, false, 0);
-	else
-		rc = SPI_execute_plan(StatementPlan(stmt), values, nulls, read_only, 0);
+	PG_TRY();
+	{
+		if (latest)
+			rc = SPI_execute_snapshot(StatementPlan(stmt), values, nulls,
+									  GetLatestSnapshot(), InvalidSnapshot,
+									  false, false, 0);
+		else
+			rc = SPI_execute_plan(StatementPlan(stmt), values, nulls,
+								  read_only, 0);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* the same error, without the statement's text */
+		error_context_stack = context.previous;
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		ForgetStatementText(edata, stmt);
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
 	error_context_stack = context.previous;
 	if (rc != expected_rc)
 		elog(ERROR, "pg_inventory: statement \"%s\" returned %s, expected %s",

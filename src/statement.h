@@ -16,8 +16,9 @@
  *
  * Every error raised while a statement runs (a constraint, a lock timeout,
  * a serialization failure) carries the CONTEXT line
- * `pg_inventory statement "claim request key"`, and an unexpected SPI
- * result names the statement too.
+ * `pg_inventory statement "claim request key"` instead of the statement's
+ * text (SPI's `SQL statement "..."` line is taken out), and an unexpected
+ * SPI result names the statement too.
  *
  *-------------------------------------------------------------------------
  */

@@ -38,11 +38,12 @@ typedef struct InventoryStorage
 	const char *name;
 
 	/*
-	 * restock: creates (tenant, sku) with all counters 0 if it is new; with
-	 * locations (0.5 on), also the SKU's counters at location (which must
-	 * exist); location is NULL for the schemas before
+	 * restock, register_sku: creates (tenant, sku) with all counters 0 if it
+	 * is new; with locations (0.5 on), also the SKU's counters at location
+	 * (which must exist); location is NULL for the schemas before.  Returns
+	 * whether it created the counters (of the SKU, at location 0.5 on).
 	 */
-	void		(*ensure_sku) (const char *tenant, const char *sku,
+	bool		(*ensure_sku) (const char *tenant, const char *sku,
 							   const char *location, TimestampTz now);
 
 	/*
@@ -52,6 +53,19 @@ typedef struct InventoryStorage
 	 */
 	bool		(*hold) (const char *tenant, const InventoryLines *lines,
 						 TimestampTz now);
+
+	/*
+	 * 0.5, allocation's first try: holds every line from one free slot
+	 * holding enough (the fast path alone), or returns false as soon as a
+	 * line is not served so; the caller runs it in a subtransaction and
+	 * rolls that back on false.  No subtransaction of its own: a row lock
+	 * taken in a subtransaction that committed into the first try would
+	 * keep a waiter waiting for the caller's whole transaction even after
+	 * the first try is rolled back, and the caller's exact path could
+	 * then deadlock with that waiter.  NULL before 0.5.
+	 */
+	bool		(*try_hold) (const char *tenant, const InventoryLines *lines,
+							 TimestampTz now);
 
 	/*
 	 * confirm, cancel, compensate, expiry of one reservation: moves the
@@ -107,6 +121,7 @@ extern int	InventoryLockSellable(const char *tenant, int nskus,
 								  InventorySellable **stock);
 
 extern const InventoryStorage InventorySlotStorage;
+extern void InventoryCheckStocked(const char *tenant, Datum skus);
 extern const InventoryStorage InventoryLocatedStorage;
 
 #endif							/* INVENTORY_STORAGE_H */

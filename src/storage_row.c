@@ -30,7 +30,7 @@ static InventoryStatement ensure_sku = {
 	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
 };
 
-static void
+static bool
 RowEnsureSku(const char *tenant, const char *sku, const char *location,
 			 TimestampTz now)
 {
@@ -39,7 +39,7 @@ RowEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
 	values[2] = TimestampTzGetDatum(now);
-	InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT);
+	return InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /*
@@ -104,20 +104,30 @@ RowHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 {
 	Datum		values[2];
 	uint64		nlocked;
+	uint64		row = 0;
 	bool		sufficient = true;
+	const char **unknown = palloc(sizeof(char *) * lines->count);
+	int			nunknown = 0;
 	int			i;
 
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = InventorySkuArray(lines);
 	nlocked = InventoryRun(&lock_rows, values, NULL, SPI_OK_SELECT);
+	/* lines and rows are both in sku order: every line without a row is unknown */
 	for (i = 0; i < lines->count; i++)
 	{
-		if ((uint64) i >= nlocked ||
-			strcmp(InventoryResultText(i, 1), lines->items[i].sku) != 0)
-			InventoryUnknownSku(tenant, lines->items[i].sku, NULL);
-		if (InventoryResultInt64(i, 2) < lines->items[i].quantity)
+		if (row >= nlocked ||
+			strcmp(InventoryResultText(row, 1), lines->items[i].sku) != 0)
+		{
+			unknown[nunknown++] = lines->items[i].sku;
+			continue;
+		}
+		if (InventoryResultInt64(row, 2) < lines->items[i].quantity)
 			sufficient = false;
+		row++;
 	}
+	if (nunknown > 0)
+		InventoryUnknownSkus(tenant, nunknown, unknown, NULL);
 	if (sufficient)
 		RowMove(tenant, lines, COUNTER_AVAILABLE, COUNTER_RESERVED, now);
 	return sufficient;
@@ -204,6 +214,7 @@ const InventoryStorage InventoryRowStorage = {
 	"row",
 	RowEnsureSku,
 	RowHold,
+	NULL,
 	RowMove,
 	RowRelease,
 	RowLockSku,

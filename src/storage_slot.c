@@ -603,14 +603,43 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	return SLOT_MOVE_DONE;
 }
 
-/* The first of the SKUs $2 the tenant $1 never stocked */
-static InventoryStatement first_unknown_sku = {
-	"find unknown SKU",
-	"SELECT u.sku FROM unnest($2) AS u(sku) WHERE NOT EXISTS (SELECT 1 "
-	"FROM inventory.sku k WHERE k.tenant = $1 AND k.sku = u.sku) "
-	"ORDER BY u.sku LIMIT 1",
+/*
+ * The distinct SKUs of $2 the tenant $1 never stocked (no inventory.sku
+ * row), in byte order
+ */
+static InventoryStatement unknown_skus = {
+	"find unknown SKUs",
+	"SELECT u.sku FROM (SELECT DISTINCT u.sku FROM unnest($2) AS u(sku)) u "
+	"WHERE NOT EXISTS (SELECT 1 FROM inventory.sku k "
+	"WHERE k.tenant = $1 AND k.sku = u.sku) "
+	"ORDER BY u.sku COLLATE \"C\"",
 	2, {TEXTOID, TEXTARRAYOID}
 };
+
+/*
+ * InventoryCheckStocked
+ *		0.3 on: raises IN002 naming every SKU of skus (a text[] Datum: the
+ *		SKUs of a cart) that the tenant never stocked, when there is one
+ *		(InventoryUnknownSkus); else returns.
+ */
+void
+InventoryCheckStocked(const char *tenant, Datum skus)
+{
+	Datum		values[2];
+	uint64		n;
+	const char **names;
+	uint64		i;
+
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = skus;
+	n = InventoryRun(&unknown_skus, values, NULL, SPI_OK_SELECT);
+	if (n == 0)
+		return;
+	names = palloc(sizeof(char *) * n);
+	for (i = 0; i < n; i++)
+		names[i] = InventoryResultText(i, 1);
+	InventoryUnknownSkus(tenant, (int) n, names, NULL);
+}
 
 /*
  * SlotHold
@@ -721,18 +750,9 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 				break;
 			case SLOT_MOVE_UNKNOWN:
 			case SLOT_MOVE_SHORT:
-				{
-					Datum		values[2];
-
-					values[0] = CStringGetTextDatum(tenant);
-					values[1] = InventorySkuArray(lines);
-					if (InventoryRun(&first_unknown_sku, values, NULL,
-									 SPI_OK_SELECT) == 1)
-						InventoryUnknownSku(tenant, InventoryResultText(0, 1),
-											NULL);
-					ApplyChanges(layout, &done, true, now);
-					return false;
-				}
+				InventoryCheckStocked(tenant, InventorySkuArray(lines));
+				ApplyChanges(layout, &done, true, now);
+				return false;
 		}
 	}
 	RunLevelChecks(&checks, now);
@@ -749,6 +769,47 @@ static bool
 LocatedHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 {
 	return HoldLines(&located_layout, tenant, lines, now);
+}
+
+/*
+ * LocatedTryHold
+ *		The first try of allocation (storage.h try_hold): each line from one
+ *		free slot that holds enough, by the fast path's statement run in the
+ *		caller's subtransaction; false at the first line not served so.
+ */
+static bool
+LocatedTryHold(const char *tenant, const InventoryLines *lines,
+			   TimestampTz now)
+{
+	LevelChecks checks;
+	int			i;
+
+	InitLevelChecks(&checks, lines->count);
+	ShareRepeatedSkus(&located_layout, tenant, lines);
+	for (i = 0; i < lines->count; i++)
+	{
+		TakeOne		t;
+
+		t.stmt = &take_one_slot_located;
+		t.from = COUNTER_AVAILABLE;
+		t.to = COUNTER_RESERVED;
+		memset(t.nulls, ' ', sizeof(t.nulls));
+		t.values[0] = CStringGetTextDatum(tenant);
+		t.values[1] = CStringGetTextDatum(lines->items[i].sku);
+		t.values[2] = Int32GetDatum((int32) COUNTER_AVAILABLE);
+		t.values[3] = Int64GetDatum(lines->items[i].quantity);
+		t.values[4] = Int64GetDatum(-lines->items[i].quantity);
+		t.values[5] = Int64GetDatum(lines->items[i].quantity);
+		t.values[6] = Int64GetDatum(0);
+		t.values[7] = TimestampTzGetDatum(now);
+		t.values[8] = CStringGetTextDatum(lines->items[i].location);
+		if (!TakeOneWork(&t))
+			return false;
+		if (t.level_may_change)
+			AddLevelCheck(&checks, tenant, &lines->items[i]);
+	}
+	RunLevelChecks(&checks, now);
+	return true;
 }
 
 static void
@@ -881,7 +942,7 @@ static InventoryStatement ensure_sku = {
 	3, {TEXTOID, TEXTOID, TIMESTAMPTZOID}
 };
 
-static void
+static bool
 SlotEnsureSku(const char *tenant, const char *sku, const char *location,
 			  TimestampTz now)
 {
@@ -890,7 +951,7 @@ SlotEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(sku);
 	values[2] = TimestampTzGetDatum(now);
-	InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT);
+	return InventoryRun(&ensure_sku, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /* 0.5: creates the tenant's SKU (one slot) if it is new; $3 clock */
@@ -919,7 +980,7 @@ static InventoryStatement ensure_sku_location = {
 	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 
-static void
+static bool
 LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 				 TimestampTz now)
 {
@@ -930,7 +991,7 @@ LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = CStringGetTextDatum(location);
 	InventoryRun(&ensure_sku_catalog, values, NULL, SPI_OK_INSERT);
-	InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT);
+	return InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /* What lock_sku returns and set_available takes */
@@ -1095,6 +1156,7 @@ const InventoryStorage InventorySlotStorage = {
 	"slot",
 	SlotEnsureSku,
 	SlotHold,
+	NULL,
 	SlotMoveLines,
 	SlotRelease,
 	SlotLockSku,
@@ -1107,6 +1169,7 @@ const InventoryStorage InventoryLocatedStorage = {
 	"located",
 	LocatedEnsureSku,
 	LocatedHold,
+	LocatedTryHold,
 	LocatedMoveLines,
 	LocatedRelease,
 	LocatedLockSku,

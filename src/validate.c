@@ -32,7 +32,8 @@ InventoryRequireArg(FunctionCallInfo fcinfo, int argno, const char *argname)
 	if (PG_ARGISNULL(argno))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("argument \"%s\" must not be null", argname)));
+				 errmsg("argument \"%s\" must not be null", argname),
+				 errdetail("The value given is NULL.")));
 }
 
 /*
@@ -140,8 +141,7 @@ CheckCanonical(const char *argname, const char *s, int len)
 						 errdetail("Character %d is U+%04X, which shows nothing.",
 								   pg_mbstrlen_with_len(s, (const char *) p - s) + 1,
 								   last),
-						 errhint("Remove it: with it the %s would look like another one.",
-								 argname)));
+						 errhint("Remove it: with it the name would look like another one.")));
 		}
 		if (ascii)
 			last = (unsigned char) s[len - 1];
@@ -167,8 +167,7 @@ CheckCanonical(const char *argname, const char *s, int len)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must be in Unicode normalization form NFC", argname),
-				 errhint("Normalize it first, e.g. with normalize(value, NFC): the same text in another form would name a second %s that looks identical.",
-						 argname)));
+				 errhint("Normalize it first, e.g. with normalize(value, NFC): the same text in another form would be a second name that looks identical.")));
 }
 
 /*
@@ -293,16 +292,20 @@ InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 
 /*
  * InventoryQuantityArg
- *		A quantity in units: not NULL, 1 to 2147483647.  hint (or NULL) is
- *		added to the error.  Errors: 22023.
+ *		A quantity in units: not NULL, 1 to 2147483647.  negative_hint (or
+ *		NULL) is added to the error of a negative value, zero_hint (or
+ *		NULL) to that of 0.  Errors: 22023.
  */
 int32
-InventoryQuantityArg(FunctionCallInfo fcinfo, int argno, const char *hint)
+InventoryQuantityArg(FunctionCallInfo fcinfo, int argno,
+					 const char *negative_hint, const char *zero_hint)
 {
 	int32		quantity;
+	const char *hint;
 
 	InventoryRequireArg(fcinfo, argno, "quantity");
 	quantity = PG_GETARG_INT32(argno);
+	hint = quantity < 0 ? negative_hint : zero_hint;
 	if (quantity < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -422,13 +425,48 @@ SortAndMerge(InventoryLines *lines)
 	lines->total = total;
 }
 
+/* The JSON type of v, for messages */
+static const char *
+JsonTypeName(const JsonbValue *v)
+{
+	switch (v->type)
+	{
+		case jbvNull:
+			return "null";
+		case jbvString:
+			return "a string";
+		case jbvNumeric:
+			return "a number";
+		case jbvBool:
+			return "a boolean";
+		case jbvBinary:
+			return JsonContainerIsObject(v->val.binary.data) ? "an object" :
+				"an array";
+		default:
+			return "not a scalar";
+	}
+}
+
+/* The form of a line every error of one line shows */
+#define LINE_HINT(pins) \
+	((pins) ? "Pass lines as [{\"sku\": \"A\", \"quantity\": 2}, ...]; a line may also name a \"location\"." : \
+	 "Pass lines as [{\"sku\": \"A\", \"quantity\": 2}, ...].")
+
+/*
+ * LineError
+ *		Raises 22023 for element elem of lines: "lines[elem] what", or with
+ *		key "lines[elem].key what"; detail (or NULL) says what was given.
+ */
 static void
-LineError(int elem, const char *what)
+LineError(int elem, const char *key, const char *what, const char *detail,
+		  bool pins)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 key ? errmsg("lines[%d].%s %s", elem, key, what) :
 			 errmsg("lines[%d] %s", elem, what),
-			 errhint("Pass lines as [{\"sku\": \"A\", \"quantity\": 2}, ...].")));
+			 detail ? errdetail("%s", detail) : 0,
+			 errhint("%s", LINE_HINT(pins))));
 }
 
 /*
@@ -437,31 +475,95 @@ LineError(int elem, const char *what)
  *		and 2e0 are the same).  Errors: 22023.
  */
 static int64
-LineQuantity(int elem, JsonbValue *v)
+LineQuantity(int elem, JsonbValue *v, bool pins)
 {
 	char	   *digits;
+	char	   *given;
 	char	   *p;
 	int64		q = 0;
 
 	if (v->type != jbvNumeric)
-		LineError(elem, "quantity must be a JSON number");
+		LineError(elem, "quantity", "must be a JSON number",
+				  psprintf("It is %s.", JsonTypeName(v)), pins);
 	digits = numeric_normalize(v->val.numeric);
+	given = psprintf("The value given is %s.", digits);
 	if (strchr(digits, '.') != NULL || strchr(digits, 'N') != NULL)
-		LineError(elem, "quantity must be a whole number");
+		LineError(elem, "quantity", "must be a whole number", given, pins);
 	p = digits;
 	if (*p == '-')
-		LineError(elem, "quantity must be at least 1");
+		LineError(elem, "quantity", "must be at least 1", given, pins);
 	for (; *p; p++)
 	{
 		if (*p < '0' || *p > '9')
-			LineError(elem, "quantity must be a whole number");
+			LineError(elem, "quantity", "must be a whole number", given, pins);
 		q = q * 10 + (*p - '0');
 		if (q > PG_INT32_MAX)
-			LineError(elem, "quantity must be at most 2147483647");
+			LineError(elem, "quantity", "must be at most 2147483647", given,
+					  pins);
 	}
 	if (q < 1)
-		LineError(elem, "quantity must be at least 1");
+		LineError(elem, "quantity", "must be at least 1", given, pins);
 	return q;
+}
+
+/*
+ * LineKeys
+ *		Checks that the object of line elem has no key but "sku",
+ *		"quantity" and, when pins, "location" (the first other key, in
+ *		jsonb's key order, is named), and has the first two.  Errors: 22023.
+ */
+static void
+LineKeys(int elem, JsonbContainer *obj, bool pins)
+{
+	JsonbIterator *it = JsonbIteratorInit(obj);
+	JsonbValue	v;
+	JsonbIteratorToken tok;
+	bool		has_sku = false;
+	bool		has_qty = false;
+
+	while ((tok = JsonbIteratorNext(&it, &v, true)) != WJB_DONE)
+	{
+		char	   *key;
+
+		if (tok != WJB_KEY)
+			continue;
+		key = pnstrdup(v.val.string.val, v.val.string.len);
+		if (strcmp(key, "sku") == 0)
+			has_sku = true;
+		else if (strcmp(key, "quantity") == 0)
+			has_qty = true;
+		else if (!(pins && strcmp(key, "location") == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("lines[%d] has an unexpected key \"%s\"", elem, key),
+					 errdetail(pins ?
+							   "A line has the keys \"sku\" and \"quantity\", and may have \"location\"." :
+							   strcmp(key, "location") == 0 ?
+							   "amend keeps the locations to the allocation policy: its lines have only the keys \"sku\" and \"quantity\"." :
+							   "A line has exactly the keys \"sku\" and \"quantity\"."),
+					 errhint("%s", LINE_HINT(pins))));
+	}
+	if (!has_sku || !has_qty)
+		LineError(elem, NULL, has_sku ? "has no key \"quantity\"" :
+				  "has no key \"sku\"", NULL, pins);
+}
+
+/*
+ * LineName
+ *		The string value v of key of line elem, checked as an identifier
+ *		(canonical: a reservation creates it).  Errors: 22023.
+ */
+static char *
+LineName(int elem, const char *key, JsonbValue *v, bool pins)
+{
+	char	   *argname = psprintf("lines[%d].%s", elem, key);
+
+	if (v->type != jbvString)
+		LineError(elem, key, "must be a JSON string",
+				  psprintf("It is %s.", JsonTypeName(v)), pins);
+	CheckIdentifier(argname, v->val.string.val, v->val.string.len,
+					INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
+	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
 /*
@@ -470,8 +572,9 @@ LineQuantity(int elem, JsonbValue *v)
  *		objects with exactly the keys "sku" (a string within the identifier
  *		limits) and "quantity" (see LineQuantity), and, when pins is true,
  *		optionally "location" (a location name: the line is held only
- *		there).  Fills lines sorted and merged by (sku, location).  Errors:
- *		22023.
+ *		there).  Fills lines sorted and merged by (sku, location).  Every
+ *		error of a line names it and its key: lines[2].sku, lines[0].location
+ *		(from 0, in the order given).  Errors: 22023.
  */
 void
 InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines)
@@ -483,7 +586,9 @@ InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("lines must be a JSON array"),
-				 errhint("Pass lines as [{\"sku\": \"A\", \"quantity\": 2}, ...].")));
+				 errdetail("It is %s.", JB_ROOT_IS_OBJECT(jb) ? "an object" :
+						   "a scalar"),
+				 errhint("%s", LINE_HINT(pins))));
 	n = JB_ROOT_COUNT(jb);
 	if (n < 1 || n > INVENTORY_LINES_MAX)
 		ereport(ERROR,
@@ -500,39 +605,25 @@ InventoryParseLines(Jsonb *jb, bool pins, InventoryLines *lines)
 		JsonbValue	sku;
 		JsonbValue	qty;
 		JsonbValue	loc;
-		bool		pinned;
 
 		if (elem == NULL || elem->type != jbvBinary ||
 			!JsonContainerIsObject(elem->val.binary.data))
-			LineError(i, "must be an object with the keys \"sku\" and \"quantity\"");
+			LineError(i, NULL, "must be a JSON object",
+					  elem ? psprintf("It is %s.", JsonTypeName(elem)) : NULL,
+					  pins);
 		obj = elem->val.binary.data;
-		pinned = pins &&
-			getKeyJsonValueFromContainer(obj, "location", 8, &loc) != NULL;
-		if (JsonContainerSize(obj) != (pinned ? 3 : 2) ||
-			getKeyJsonValueFromContainer(obj, "sku", 3, &sku) == NULL ||
-			getKeyJsonValueFromContainer(obj, "quantity", 8, &qty) == NULL)
-			LineError(i, pins ?
-					  "must have the keys \"sku\" and \"quantity\", and may have \"location\", nothing else" :
-					  "must have exactly the keys \"sku\" and \"quantity\"");
+		LineKeys(i, obj, pins);
+		getKeyJsonValueFromContainer(obj, "sku", 3, &sku);
+		getKeyJsonValueFromContainer(obj, "quantity", 8, &qty);
 		lines->items[i].location = NULL;
 		lines->items[i].available = -1;
-		if (pinned)
-		{
-			if (loc.type != jbvString)
-				LineError(i, "location must be a JSON string");
-			CheckIdentifier("location", loc.val.string.val, loc.val.string.len,
-							INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
-			lines->items[i].location = pnstrdup(loc.val.string.val,
-												loc.val.string.len);
-		}
-		if (sku.type != jbvString)
-			LineError(i, "sku must be a JSON string");
-		CheckIdentifier("sku", sku.val.string.val, sku.val.string.len,
-						INVENTORY_NAME_MAX_CHARS, NAME_CANONICAL);
-		lines->items[i].sku = pnstrdup(sku.val.string.val, sku.val.string.len);
+		lines->items[i].sku = LineName(i, "sku", &sku, pins);
 		if (strcmp(lines->items[i].sku, "*") == 0)
-			LineError(i, "sku \"*\" is reserved for grants");
-		lines->items[i].quantity = LineQuantity(i, &qty);
+			LineError(i, "sku", "\"*\" is reserved for grants", NULL, pins);
+		if (pins &&
+			getKeyJsonValueFromContainer(obj, "location", 8, &loc) != NULL)
+			lines->items[i].location = LineName(i, "location", &loc, pins);
+		lines->items[i].quantity = LineQuantity(i, &qty, pins);
 	}
 	SortAndMerge(lines);
 }
@@ -669,10 +760,33 @@ InventoryInt8Array(const int64 *items, int n)
 void
 InventoryUnknownSku(const char *tenant, const char *sku, const char *hint)
 {
+	InventoryUnknownSkus(tenant, 1, &sku, hint);
+}
+
+/*
+ * InventoryUnknownSkus
+ *		Raises IN002 for the n (at least 1) SKUs skus, sorted, that the
+ *		tenant never stocked: the message names the first, the DETAIL lists
+ *		them all, so that one error tells a cart everything it must drop.
+ *		hint NULL gives the usual hint.
+ */
+void
+InventoryUnknownSkus(const char *tenant, int n, const char *const *skus,
+					 const char *hint)
+{
+	StringInfoData list;
+	int			i;
+
+	Assert(n >= 1);
+	initStringInfo(&list);
+	for (i = 0; i < n; i++)
+		appendStringInfo(&list, "%s\"%s\"", i > 0 ? ", " : "", skus[i]);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVENTORY_UNKNOWN_OBJECT),
-			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", sku, tenant),
-			 errhint("%s", hint ? hint : "An operator creates a SKU by restocking it (inventory.restock).")));
+			 errmsg("SKU \"%s\" is not stocked for tenant \"%s\"", skus[0], tenant),
+			 n == 1 ? errdetail("Not stocked for the tenant: %s.", list.data) :
+			 errdetail("Not stocked for the tenant, %d SKUs: %s.", n, list.data),
+			 errhint("%s", hint ? hint : "An operator creates a SKU by restocking it (inventory.restock) or registering it (inventory.register_sku).")));
 }
 
 /*

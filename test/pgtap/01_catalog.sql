@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(219);
+SELECT plan(222);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -221,6 +221,8 @@ SELECT has_function('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'tex
 SELECT has_function('inventory', 'availability', ARRAY['text', 'text[]'], 'availability(text, text[]) exists');
 SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'extend(text, text, timestamptz) exists');
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
+-- #14 part B: a SKU with no stock
+SELECT has_function('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'register_sku(text, text, text) exists');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -244,6 +246,7 @@ SELECT function_returns('inventory', 'set_allocation_policy', ARRAY['text', 'boo
 SELECT function_returns('inventory', 'set_stock_policy', ARRAY['text', 'text', 'text', 'bigint', 'bigint'], 'boolean', 'set_stock_policy returns boolean');
 SELECT function_returns('inventory', 'restock_at', ARRAY['text', 'text', 'text', 'text', 'integer', 'text'], 'bigint', 'restock_at returns bigint');
 SELECT function_returns('inventory', 'adjust_at', ARRAY['text', 'text', 'text', 'text', 'bigint', 'text', 'text'], 'bigint', 'adjust_at returns bigint');
+SELECT function_returns('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'boolean', 'register_sku returns boolean');
 SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
 SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
@@ -305,6 +308,8 @@ SELECT is(pg_get_function_arguments('inventory.extend(text,text,timestamptz)'::r
 	'tenant text, request_key text, expires_at timestamp with time zone', 'extend: parameter names');
 SELECT is(pg_get_function_arguments('inventory.amend(text,text,jsonb)'::regprocedure),
 	'tenant text, request_key text, lines jsonb', 'amend: parameter names');
+SELECT is(pg_get_function_arguments('inventory.register_sku(text,text,text)'::regprocedure),
+	'tenant text, sku text, location text DEFAULT NULL::text', 'register_sku: parameter names, location defaults to NULL');
 SELECT is(pg_get_function_arguments('inventory.purge_history(interval,integer,boolean)'::regprocedure),
 	'older_than interval DEFAULT ''90 days''::interval, max_rows integer DEFAULT 10000, archive boolean DEFAULT false',
 	'purge_history: older_than defaults to 90 days, max_rows to 10000, archive to false');
@@ -389,6 +394,7 @@ SELECT is_empty($$
 		'inventory.availability(text,text[])',
 		'inventory.extend(text,text,timestamptz)',
 		'inventory.amend(text,text,jsonb)',
+		'inventory.register_sku(text,text,text)',
 		'inventory.purge_history(interval,integer,boolean)',
 		'inventory.archive_ledger(interval,integer)']) AS f
 	 WHERE to_regprocedure(f) IS NULL

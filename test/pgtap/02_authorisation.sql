@@ -7,7 +7,7 @@
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(115);
+SELECT plan(118);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
@@ -50,6 +50,7 @@ GRANT EXECUTE ON FUNCTION
 	inventory.restock_at(text, text, text, text, integer, text),
 	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[]),
+	inventory.register_sku(text, text, text),
 	inventory.purge_history(interval, integer, boolean),
 	inventory.archive_ledger(interval, integer)
 	TO auth_operator;
@@ -198,6 +199,8 @@ SELECT throws_ok($$SELECT inventory.restock_at('auth-ta', 'a-rcpt', 'A', 'defaul
 	NULL, 'app_a cannot restock at a location (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.adjust_at('auth-ta', 'a-adj', 'A', 'default', -1, 'loss', 'broken')$$,
 	'42501', NULL, 'app_a cannot adjust at a location (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.register_sku('auth-ta', 'A-new')$$, '42501',
+	NULL, 'app_a cannot register a SKU (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.purge_history()$$, '42501',
 	NULL, 'app_a cannot purge history (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.archive_ledger()$$, '42501',
@@ -336,6 +339,10 @@ SELECT is(inventory.adjust_at('auth-ta', 'adj-2', 'A', 'hub', -1, 'loss', 'dropp
 	'operator adjusts auth-ta at hub');
 SELECT is(inventory.set_stock_policy('auth-ta', 'A', 'hub', 1, 2), true,
 	'operator sets a stock policy of auth-ta');
+SELECT is(inventory.register_sku('auth-ta', 'A-empty', 'hub'), true,
+	'operator registers a SKU of auth-ta at hub with no stock');
+SELECT is(inventory.register_sku('auth-ta', 'A-empty', 'hub'), false,
+	'registering it again creates nothing');
 SELECT is(inventory.set_allocation_policy('auth-tb', true), true,
 	'operator sets the allocation policy of auth-tb');
 SELECT results_eq($$

@@ -14,7 +14,7 @@
 -- The roles are created inside the transaction; ROLLBACK removes them.
 
 BEGIN;
-SELECT plan(51);
+SELECT plan(52);
 
 CREATE ROLE rule_app NOLOGIN;
 CREATE ROLE rule_other NOLOGIN;
@@ -38,7 +38,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[]),
 	inventory.extend(text, text, timestamptz),
-	inventory.amend(text, text, jsonb)
+	inventory.amend(text, text, jsonb),
+	inventory.register_sku(text, text, text)
 	TO rule_app, rule_operator, rule_delegate, rule_gone;
 SELECT inventory.restock('rule-a', 'r', 'A', 10);
 SELECT inventory.restock('rule-b', 'r', 'B', 10);
@@ -85,6 +86,8 @@ SELECT throws_ok($$SELECT inventory.extend('rule-b', 'k', '2030-01-01 00:00:00+0
 	'app cannot extend for another tenant');
 SELECT throws_ok($$SELECT inventory.amend('rule-b', 'k', '[{"sku": "B", "quantity": 1}]')$$, '42501', NULL,
 	'app cannot amend for another tenant');
+SELECT throws_ok($$SELECT inventory.register_sku('rule-b', 'B2')$$, '42501', NULL,
+	'app cannot register a SKU of another tenant');
 RESET ROLE;
 SELECT is((SELECT count(*) FROM inventory.location WHERE tenant = 'rule-b' AND location <> 'default'), 0::bigint,
 	'no location of rule-b appeared');

@@ -15,8 +15,12 @@
 #                  pgi-test-client), and other-ca.pem (a CA that signed
 #                  nothing here)
 #
-#   RMQ_PORT       AMQP port (default: a free one from 5673 up)
-#   RMQ_DIST_PORT  Erlang distribution port (default: a free one from 25673 up)
+#   RMQ_PORT       AMQP port (default: a free one from 5673 up); any port up
+#                  to 65535: the ports derived from it wrap from 65535 to 1024
+#   RMQ_DIST_PORT  Erlang distribution port (default: a free one from
+#                  RMQ_PORT + 20000 up)
+#   RMQ_EPMD_PORT  the node's own epmd (default: a free one from RMQ_PORT +
+#                  30000 up)
 #   RMQ_DIR        folder for everything (default: a new mktemp -d)
 #   RMQ_TLS_DIR    with the files of rmq_tls_files: also a TLS listener
 #                  (listeners.ssl.default, ssl_options.*) on RMQ_TLS_PORT
@@ -32,10 +36,27 @@
 RMQ_SBIN=${RMQ_SBIN:-/usr/lib/rabbitmq/bin}
 RMQ_SCRIPT=$(readlink -f "${BASH_SOURCE[0]}")
 
+# rmq_free_port [FROM [TAKEN...]]: the first port from FROM up (wrapping
+# from 65535 to 1024) that nobody listens on and that is not one of TAKEN
 rmq_free_port() {
-	local p=${1:-5673}
-	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; do p=$((p + 1)); done
+	local p=${1:-5673} tries=0
+	shift || true
+	while (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null || [[ " $* " == *" $p "* ]]; do
+		p=$((p >= 65535 ? 1024 : p + 1))
+		tries=$((tries + 1))
+		if [ "$tries" -gt 64512 ]; then
+			echo "rabbitmq.sh: no free port" >&2
+			return 1
+		fi
+	done
 	echo "$p"
+}
+
+# rmq_port_after BASE OFFSET: BASE + OFFSET, wrapped into 1024..65535, so
+# that the ports derived from any AMQP port are valid ports
+rmq_port_after() {
+	local span=$((65535 - 1024 + 1))
+	echo $(((($1 - 1024 + $2) % span + span) % span + 1024))
 }
 
 # the environment every rabbitmq-server / rabbitmqctl call of this node needs
@@ -60,9 +81,9 @@ rmq_ctl() {
 rmq_start() {
 	RMQ_DIR=${RMQ_DIR:-$(mktemp -d /tmp/pg_inventory_rmq.XXXXXX)}
 	RMQ_PORT=${RMQ_PORT:-$(rmq_free_port 5673)}
-	RMQ_DIST_PORT=${RMQ_DIST_PORT:-$(rmq_free_port $((RMQ_PORT + 20000)))}
+	RMQ_DIST_PORT=${RMQ_DIST_PORT:-$(rmq_free_port "$(rmq_port_after "$RMQ_PORT" 20000)" "$RMQ_PORT")}
 	# a private epmd per node: stopping it never touches anyone else's
-	RMQ_EPMD_PORT=${RMQ_EPMD_PORT:-$(rmq_free_port $((RMQ_PORT + 30000)))}
+	RMQ_EPMD_PORT=${RMQ_EPMD_PORT:-$(rmq_free_port "$(rmq_port_after "$RMQ_PORT" 30000)" "$RMQ_PORT" "$RMQ_DIST_PORT")}
 	RMQ_NODENAME=${RMQ_NODENAME:-pgi$RMQ_PORT@localhost}
 	mkdir -p "$RMQ_DIR"
 	echo '[].' >"$RMQ_DIR/enabled_plugins"
@@ -70,7 +91,7 @@ rmq_start() {
 	printf 'listeners.tcp.default = 127.0.0.1:%s\nloopback_users = none\n' \
 		"$RMQ_PORT" >"$RMQ_DIR/rabbitmq.conf"
 	if [ -n "${RMQ_TLS_DIR:-}" ]; then
-		RMQ_TLS_PORT=${RMQ_TLS_PORT:-$(rmq_free_port $((RMQ_PORT + 1000)))}
+		RMQ_TLS_PORT=${RMQ_TLS_PORT:-$(rmq_free_port "$(rmq_port_after "$RMQ_PORT" 1000)" "$RMQ_PORT" "$RMQ_DIST_PORT" "$RMQ_EPMD_PORT")}
 		cat >>"$RMQ_DIR/rabbitmq.conf" <<-EOF
 			listeners.ssl.default = 127.0.0.1:$RMQ_TLS_PORT
 			ssl_options.cacertfile = $RMQ_TLS_DIR/ca.pem

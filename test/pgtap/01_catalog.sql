@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(213);
+SELECT plan(222);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -43,6 +43,9 @@ SELECT has_table('inventory', 'location', 'inventory.location is a table (0.5)')
 SELECT has_table('inventory', 'allocation_policy', 'inventory.allocation_policy is a table (0.5)');
 SELECT has_table('inventory', 'stock_location', 'inventory.stock_location is a table (0.5)');
 SELECT has_view('inventory', 'location_stock', 'inventory.location_stock is a view (0.5)');
+SELECT has_table('inventory', 'reservation_archive', 'inventory.reservation_archive is a table (0.5, retention)');
+SELECT has_table('inventory', 'purged_confirmed', 'inventory.purged_confirmed is a table (0.5, retention)');
+SELECT has_table('inventory', 'stock_ledger_archive', 'inventory.stock_ledger_archive is a table (0.5, retention)');
 
 /* ------------------------------------------------------------------
  * Columns of the contract.  Identifier columns (tenant, sku,
@@ -220,6 +223,9 @@ SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
 -- #14 part B: a SKU with no stock
 SELECT has_function('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'register_sku(text, text, text) exists');
+-- 0.5, retention of history
+SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
+SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
 SELECT ok(NOT has_type_privilege('public', 'inventory.tenant_grantee', 'USAGE'),
 	'PUBLIC does not hold the grant marker');
 
@@ -244,6 +250,8 @@ SELECT function_returns('inventory', 'register_sku', ARRAY['text', 'text', 'text
 SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
 SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
+SELECT function_returns('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'integer', 'purge_history returns integer');
+SELECT function_returns('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'integer', 'archive_ledger returns integer');
 SELECT is(pg_get_function_result('inventory.availability(text,text[])'::regprocedure),
 	'TABLE(sku text, location text, sellable bigint, available bigint, reserved bigint, consumed bigint)',
 	'availability returns TABLE(sku, location, sellable, available, reserved, consumed)');
@@ -302,6 +310,12 @@ SELECT is(pg_get_function_arguments('inventory.amend(text,text,jsonb)'::regproce
 	'tenant text, request_key text, lines jsonb', 'amend: parameter names');
 SELECT is(pg_get_function_arguments('inventory.register_sku(text,text,text)'::regprocedure),
 	'tenant text, sku text, location text DEFAULT NULL::text', 'register_sku: parameter names, location defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.purge_history(interval,integer,boolean)'::regprocedure),
+	'older_than interval DEFAULT ''90 days''::interval, max_rows integer DEFAULT 10000, archive boolean DEFAULT false',
+	'purge_history: older_than defaults to 90 days, max_rows to 10000, archive to false');
+SELECT is(pg_get_function_arguments('inventory.archive_ledger(interval,integer)'::regprocedure),
+	'older_than interval DEFAULT ''365 days''::interval, max_rows integer DEFAULT 10000',
+	'archive_ledger: older_than defaults to 365 days, max_rows to 10000');
 -- availability only reads: it must not be VOLATILE either
 SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
 			  WHERE oid = 'inventory.availability(text,text[])'::regprocedure),
@@ -380,7 +394,9 @@ SELECT is_empty($$
 		'inventory.availability(text,text[])',
 		'inventory.extend(text,text,timestamptz)',
 		'inventory.amend(text,text,jsonb)',
-		'inventory.register_sku(text,text,text)']) AS f
+		'inventory.register_sku(text,text,text)',
+		'inventory.purge_history(interval,integer,boolean)',
+		'inventory.archive_ledger(interval,integer)']) AS f
 	 WHERE to_regprocedure(f) IS NULL
 		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
 		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
@@ -450,7 +466,11 @@ SELECT is_empty($$
 		('tenant_grant', 'tenant_grant_pkey', 'p'),
 		('outbox', 'outbox_event_id_unique', 'u'),
 		('outbox', 'outbox_event_type_valid', 'c'),
-		('reservation_line', 'reservation_line_unique', 'u')
+		('reservation_line', 'reservation_line_unique', 'u'),
+		('reservation_archive', 'reservation_archive_pkey', 'p'),
+		('purged_confirmed', 'purged_confirmed_pkey', 'p'),
+		('purged_confirmed', 'purged_confirmed_stock_location_fk', 'f'),
+		('stock_ledger_archive', 'stock_ledger_archive_request_key_unique', 'u')
 	  ) AS want(rel, conname, contype)
 	 WHERE NOT EXISTS (
 		SELECT 1 FROM pg_catalog.pg_constraint c
@@ -526,7 +546,8 @@ SELECT is_empty($$
 				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
 				   ('inventory.tenant_grant'), ('inventory.outbox'),
 				   ('inventory.location'), ('inventory.allocation_policy'),
-				   ('inventory.stock_location'),
+				   ('inventory.stock_location'), ('inventory.reservation_archive'),
+				   ('inventory.purged_confirmed'), ('inventory.stock_ledger_archive'),
 				   ('inventory.reservation_id_seq'), ('inventory.stock_ledger_id_seq'),
 				   ('inventory.reservation_transition_id_seq'),
 				   ('inventory.outbox_id_seq')) AS want(rel),

@@ -92,6 +92,36 @@ SELECT event_type, payload->>'state' AS state, payload->>'request_key' AS reques
 
 SELECT * FROM inventory.check_invariants();
 
+-- retention of history (0.5): with pg_inventory.history_retention set, the
+-- worker's pass ends with purge_history, which removes wk-1 (expired,
+-- every event published here by hand) once its last change is older than
+-- that; the units stay where the expiry put them and the invariants hold.
+-- The setting is reset at once (it is the server's).
+UPDATE inventory.outbox SET published_at = now() WHERE tenant = 'wk-t';
+ALTER SYSTEM SET pg_inventory.history_retention = 1;
+SELECT pg_reload_conf();
+DO $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '20 seconds';
+BEGIN
+	LOOP
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM inventory.reservation
+							   WHERE tenant = 'wk-t' AND request_key = 'wk-1');
+		IF clock_timestamp() > deadline THEN
+			RAISE WARNING 'the expiry worker did not purge wk-1 within 20 seconds';
+			EXIT;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+ALTER SYSTEM RESET pg_inventory.history_retention;
+SELECT pg_reload_conf();
+SELECT (SELECT count(*) FROM inventory.reservation WHERE tenant = 'wk-t') AS reservations,
+	   (SELECT count(*) FROM inventory.outbox
+		 WHERE tenant = 'wk-t' AND reservation_id IS NOT NULL) AS reservation_events;
+SELECT available, reserved, consumed FROM inventory.stock WHERE tenant = 'wk-t';
+SELECT * FROM inventory.check_invariants();
+
 -- leave worker_test as it was
 DROP EXTENSION pg_inventory;
 DROP OWNED BY worker_test_app;

@@ -9,8 +9,9 @@
 -- location and stock_location from sku, location_stock from stock) can be
 -- read, and the carried grants are the DBA's (not in pg_init_privs as the
 -- extension's), so pg_dump writes them.  A relation that is new and empty
--- (allocation_policy) gets no grant; a new column location is readable by
--- whoever could read the column sku of its table.
+-- (allocation_policy; the retention tables reservation_archive,
+-- purged_confirmed, stock_ledger_archive) gets no grant; a new column
+-- location is readable by whoever could read the column sku of its table.
 \set VERBOSITY sqlstate
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_t135_operator;

@@ -35,8 +35,9 @@
 #     then a short story, call by call as shop_app, with each outcome:
 #     acme cannot hold 4 units that no single location has, globex splits
 #     them, a click and collect cart pinned to the store, availability,
-#     amend (down, then up beyond the stock: refused, nothing changed) and
-#     extend;
+#     another split, amended (down: the lowest priority location gives
+#     back first; then up beyond the stock: refused, nothing changed) and
+#     extended;
 #  4. two relays (one queue `inventory.audit` bound with '#' keeps every
 #     event routable) and a fulfiller (queue `fulfillment`; the warehouse
 #     cannot ship sku-0003 and sku-0009, and the fulfiller runs with
@@ -273,11 +274,12 @@ expect_denied "reserve for tenant initech" \
 expect_denied "read inventory.stock" \
 	"SELECT count(*) FROM inventory.stock"
 
-sub "the life of a hold, call by call as shop_app (sku-0301: 2 units at each warehouse, 1 at the store; sku-0302: 5 at warehouse-b)"
-op_sql -c "SELECT count(inventory.restock_at(t, concat('story-', l), 'sku-0301', l, q, 'story stock'))
-	+ count(inventory.restock_at(t, 'story-b2', 'sku-0302', 'warehouse-b', 5, 'story stock')) / 2 AS receipts
+sub "the life of a hold, call by call as shop_app (stock: sku-0301 2 units at each warehouse and 1 at the store, sku-0302 5 at warehouse-b, sku-0303 1 at warehouse-a and 2 at warehouse-b)"
+op_sql -c "SELECT count(inventory.restock_at(t, concat('story-', k, '-', l), k, l, q, 'story stock')) AS receipts
 	FROM unnest(ARRAY['acme', 'globex']) AS t,
-		 (VALUES ('warehouse-a', 2), ('warehouse-b', 2), ('store', 1)) AS v(l, q)" >/dev/null
+		 (VALUES ('sku-0301', 'warehouse-a', 2), ('sku-0301', 'warehouse-b', 2), ('sku-0301', 'store', 1),
+				 ('sku-0302', 'warehouse-b', 5), ('sku-0303', 'warehouse-a', 1),
+				 ('sku-0303', 'warehouse-b', 2)) AS v(k, l, q)" >/dev/null
 story() { # story TITLE SQL: one call as shop_app, its outcome
 	printf '  %s\n' "$1"
 	shop_sql -c "$2" | sed 's/^/    /'
@@ -291,28 +293,30 @@ story "globex click and collect: sku-0301 pinned to the store, sku-0302 left to 
 	"SELECT $OUT FROM inventory.reserve_lines('globex', 'story-2', '[{\"sku\": \"sku-0301\", \"quantity\": 1, \"location\": \"store\"}, {\"sku\": \"sku-0302\", \"quantity\": 2}]', '1 hour')"
 story "availability: sellable per location, then the total (location empty)" \
 	"SELECT * FROM inventory.availability('globex', ARRAY['sku-0301', 'sku-0302'])"
-story "amend story-1 down to 3: one unit goes back, from the lowest priority location first (warehouse-b)" \
-	"SELECT $OUT FROM inventory.amend('globex', 'story-1', '[{\"sku\": \"sku-0301\", \"quantity\": 3}]')"
-story "amend story-1 up to 6: 3 more units are not there -> insufficient, nothing changed, still pending" \
-	"SELECT $OUT FROM inventory.amend('globex', 'story-1', '[{\"sku\": \"sku-0301\", \"quantity\": 6}]')"
-story "extend story-1 by an hour (expires_at moves, a reservation.extended event)" \
-	"SELECT status, state, applied, expires_at FROM inventory.extend('globex', 'story-1', clock_timestamp() + interval '2 hours')"
-story "confirm story-1 and story-2" \
-	"SELECT o.status, o.state, o.applied, o.lines FROM unnest(ARRAY['story-1', 'story-2']) AS k, LATERAL inventory.confirm('globex', k) AS o"
-printf '  %s\n' "the stock level events so far (sku-0301, sku-0302; as inventory_operator)"
-op_sql -c "SELECT tenant, event_type, payload->>'location' AS location, payload->>'level' AS level, payload->>'sellable' AS sellable, payload->>'version' AS version FROM inventory.outbox WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low') AND payload->>'sku' IN ('sku-0301', 'sku-0302') ORDER BY id" | sed 's/^/    /'
+story "globex story-3, 3 x sku-0303: split again (1 at warehouse-a, 2 at warehouse-b)" \
+	"SELECT $OUT FROM inventory.reserve_lines('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 3}]', '1 hour')"
+story "amend story-3 down to 2: one unit goes back, from the lowest priority location first (warehouse-b)" \
+	"SELECT $OUT FROM inventory.amend('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 2}]')"
+story "amend story-3 up to 6: 4 more units are not there -> insufficient, nothing changed, still pending" \
+	"SELECT $OUT FROM inventory.amend('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 6}]')"
+story "extend story-3 to two hours from now (expires_at moves, a reservation.extended event)" \
+	"SELECT status, state, applied, expires_at FROM inventory.extend('globex', 'story-3', clock_timestamp() + interval '2 hours')"
+story "confirm story-1, story-2 and story-3" \
+	"SELECT o.status, o.state, o.applied, o.lines FROM unnest(ARRAY['story-1', 'story-2', 'story-3']) AS k, LATERAL inventory.confirm('globex', k) AS o"
+printf '  %s\n' "the stock level events so far (sku-0301..sku-0303; as inventory_operator)"
+op_sql -c "SELECT tenant, event_type, payload->>'location' AS location, payload->>'level' AS level, payload->>'sellable' AS sellable, payload->>'version' AS version FROM inventory.outbox WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low') AND payload->>'sku' IN ('sku-0301', 'sku-0302', 'sku-0303') ORDER BY id" | sed 's/^/    /'
 
 # ------------------------------------------------------------------ 4
 step "4. relays and fulfiller, then the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
 # the fulfiller's setup, as in README section 7: its schema (as its role) and
 # what the warehouse ships: every SKU but sku-0003 and sku-0009 (and the
-# story's sku-0301 and sku-0302).  The
+# story's sku-0301..sku-0303).  The
 # fulfiller refuses to start while warehouse_sku is empty.
 psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -f src/fulfiller/schema.sql
 psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -c "INSERT INTO fulfillment.warehouse_sku
 	SELECT tenant, sku FROM unnest(ARRAY['acme', 'globex']) AS tenant,
 		LATERAL (SELECT concat('sku-', lpad(s::text, 4, '0')) AS sku
-				   FROM generate_series(1, $SKUS + 2) AS s) AS k
+				   FROM generate_series(1, $SKUS + 3) AS s) AS k
 	 WHERE sku NOT IN ('sku-0003', 'sku-0009')"
 # undoing the sales the warehouse cannot ship is an explicit choice
 # (--compensate-unknown-sku); without it they would be held

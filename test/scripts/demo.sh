@@ -304,7 +304,7 @@ story "extend story-3 to two hours from now (expires_at moves, a reservation.ext
 story "confirm story-1, story-2 and story-3" \
 	"SELECT o.status, o.state, o.applied, o.lines FROM unnest(ARRAY['story-1', 'story-2', 'story-3']) AS k, LATERAL inventory.confirm('globex', k) AS o"
 printf '  %s\n' "the stock level events so far (sku-0301..sku-0303; as inventory_operator)"
-op_sql -c "SELECT tenant, event_type, payload->>'location' AS location, payload->>'level' AS level, payload->>'sellable' AS sellable, payload->>'version' AS version FROM inventory.outbox WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low') AND payload->>'sku' IN ('sku-0301', 'sku-0302', 'sku-0303') ORDER BY id" | sed 's/^/    /'
+op_sql -c "SELECT tenant, payload->>'sku' AS sku, event_type, payload->>'location' AS location, payload->>'level' AS level, payload->>'sellable' AS sellable, payload->>'version' AS version FROM inventory.outbox WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low') AND payload->>'sku' IN ('sku-0301', 'sku-0302', 'sku-0303') ORDER BY id" | sed 's/^/    /'
 
 # ------------------------------------------------------------------ 4
 step "4. relays and fulfiller, then the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
@@ -539,8 +539,8 @@ MULTI="SELECT r.tenant, r.id, r.request_key, l.sku,
 op_sql <<SQL
 WITH multi AS ($MULTI)
 SELECT t.tenant, coalesce(p.allow_split, false) AS "may split",
-	   count(m.id) FILTER (WHERE NOT m.pinned) AS "split lines",
-	   count(m.id) FILTER (WHERE NOT m.pinned AND m.amended) AS "of which amended",
+	   count(m.id) FILTER (WHERE NOT m.pinned AND NOT m.amended) AS "split lines (by the policy)",
+	   count(m.id) FILTER (WHERE NOT m.pinned AND m.amended) AS "after an amend",
 	   count(m.id) FILTER (WHERE m.pinned) AS "same SKU pinned and left to the policy"
   FROM unnest(ARRAY['acme', 'globex']) AS t(tenant)
   LEFT JOIN inventory.allocation_policy AS p ON p.tenant = t.tenant
@@ -551,7 +551,7 @@ SQL
 # acme may not split: a line at several locations there is pinned or amended
 read -r acme_split globex_split < <(op_val -F ' ' -c "WITH multi AS ($MULTI)
 	SELECT count(*) FILTER (WHERE tenant = 'acme' AND NOT pinned AND NOT amended),
-		   count(*) FILTER (WHERE tenant = 'globex' AND NOT pinned) FROM multi")
+		   count(*) FILTER (WHERE tenant = 'globex' AND NOT pinned AND NOT amended) FROM multi")
 op_sql <<SQL
 WITH multi AS ($MULTI),
 first AS (SELECT id, sku FROM multi WHERE tenant = 'globex' AND NOT pinned

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/scripts/demo.sh (`make demo`): pg_inventory under a realistic load,
-# end to end, in about a minute: reservations -> outbox -> inventory-relay ->
+# end to end, in about two minutes: reservations -> outbox -> inventory-relay ->
 # RabbitMQ -> inventory-fulfiller -> fulfillment requests.
 #
 #  1. installs the packages (deps.sh), builds and installs the extension,

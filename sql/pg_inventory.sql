@@ -197,7 +197,7 @@ CROSS JOIN LATERAL (
 	FROM inventory.stock_slot s
 	WHERE s.tenant = k.tenant AND s.sku = k.sku) t;
 COMMENT ON VIEW inventory.stock IS
-	'Stock counters per (tenant, sku): the sums over the SKU''s slots at every location (per location: inventory.location_stock). available + reserved + consumed equals the sum of stock_ledger.delta.';
+	'Stock counters per (tenant, sku): the sums over the SKU''s slots at every location (per location: inventory.location_stock). available + reserved + consumed equals the sum of delta over stock_ledger and stock_ledger_archive.';
 COMMENT ON COLUMN inventory.stock.tenant IS 'Tenant that owns the stock.';
 COMMENT ON COLUMN inventory.stock.sku IS 'Stock keeping unit, unique within the tenant.';
 COMMENT ON COLUMN inventory.stock.available IS 'Units that are not held by a reservation (never negative), at every location, active or not, safety stock included.';
@@ -369,7 +369,7 @@ CREATE TABLE inventory.stock_ledger (
 );
 CREATE INDEX stock_ledger_tenant_sku ON inventory.stock_ledger (tenant, sku, location);
 COMMENT ON TABLE inventory.stock_ledger IS
-	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku, location) is the net received stock at that location.';
+	'Every receipt, return, loss and correction as its own record; the sum of delta per (tenant, sku, location) over this table and stock_ledger_archive (old records moved there by archive_ledger) is the net received stock at that location.';
 COMMENT ON COLUMN inventory.stock_ledger.id IS 'Surrogate key in insertion order.';
 COMMENT ON COLUMN inventory.stock_ledger.tenant IS 'Tenant of the stock.';
 COMMENT ON COLUMN inventory.stock_ledger.sku IS 'SKU of the stock.';
@@ -557,6 +557,104 @@ COMMENT ON COLUMN inventory.outbox_metrics.published_last_minute IS 'Events publ
 COMMENT ON COLUMN inventory.outbox_metrics.oldest_unpublished_at IS 'created_at of the oldest live unpublished event.';
 COMMENT ON COLUMN inventory.outbox_metrics.lag_seconds IS 'Age in seconds of the oldest live unpublished event (0 when none).';
 /* ---------------------------------------------------------------------
+ * Retention of history (0.5; README "Retention"): purge_history removes
+ * finished reservations with their lines, transitions and published
+ * events, oldest first, optionally keeping one document of each in
+ * reservation_archive; the units of the confirmed ones it removes stay
+ * counted in purged_confirmed, so that consumed still matches confirmed
+ * reservations.  archive_ledger moves old ledger records into
+ * stock_ledger_archive, where they still count (check_invariants sums
+ * ledger and archive) and their keys still replay (restock, adjust).
+ * ------------------------------------------------------------------- */
+-- purge_history reads finished reservations by their last change: this
+-- partial index holds only finished rows
+CREATE INDEX reservation_finished ON inventory.reservation (updated_at, id)
+	WHERE state <> 'pending';
+COMMENT ON INDEX inventory.reservation_finished IS 'Finished reservations by their last change, for purge_history.';
+
+CREATE TABLE inventory.reservation_archive (
+	reservation_id bigint NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	request_key inventory.request_key NOT NULL,
+	state		text NOT NULL,
+	finished_at timestamptz NOT NULL,
+	document	jsonb NOT NULL,
+	archived_at timestamptz NOT NULL,
+	CONSTRAINT reservation_archive_pkey PRIMARY KEY (reservation_id),
+	CONSTRAINT reservation_archive_state_finished CHECK (state IN ('confirmed',
+		'cancelled', 'expired', 'rejected', 'compensated')),
+	CONSTRAINT reservation_archive_document_object
+		CHECK (pg_catalog.jsonb_typeof(document) = 'object')
+);
+CREATE INDEX reservation_archive_request_key
+	ON inventory.reservation_archive (tenant, request_key);
+COMMENT ON TABLE inventory.reservation_archive IS
+	'Reservations that purge_history removed with archive => true: one row each, with the reservation, its lines and its transitions as one jsonb document. Nothing reads it but operators; a request key found here no longer replays (a reserve with it makes a new reservation).';
+COMMENT ON COLUMN inventory.reservation_archive.reservation_id IS 'The id the reservation had.';
+COMMENT ON COLUMN inventory.reservation_archive.tenant IS 'Tenant that made the reservation.';
+COMMENT ON COLUMN inventory.reservation_archive.request_key IS 'Idempotency key of the reserve call that created it.';
+COMMENT ON COLUMN inventory.reservation_archive.state IS 'Its final state: confirmed, cancelled, expired, rejected or compensated.';
+COMMENT ON COLUMN inventory.reservation_archive.finished_at IS 'Its last change (reservation.updated_at, pg_inventory clock).';
+COMMENT ON COLUMN inventory.reservation_archive.document IS 'The reservation row as a jsonb object (its columns by name) with "lines" (the reservation_line rows by sku, location) and "transitions" (the reservation_transition rows by version).';
+COMMENT ON COLUMN inventory.reservation_archive.archived_at IS 'When purge_history archived it (pg_inventory clock).';
+COMMENT ON INDEX inventory.reservation_archive_request_key IS 'Archived reservations by request key, for operators.';
+
+CREATE TABLE inventory.purged_confirmed (
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	location	inventory.name_id NOT NULL,
+	quantity	bigint NOT NULL,
+	updated_at	timestamptz NOT NULL,
+	CONSTRAINT purged_confirmed_pkey PRIMARY KEY (tenant, sku, location),
+	CONSTRAINT purged_confirmed_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location),
+	CONSTRAINT purged_confirmed_quantity_nonneg CHECK (quantity >= 0)
+);
+COMMENT ON TABLE inventory.purged_confirmed IS
+	'Per (tenant, sku, location): the units of the confirmed reservations that purge_history removed. They stay in consumed; check_invariants counts them with the lines of confirmed reservations.';
+COMMENT ON COLUMN inventory.purged_confirmed.tenant IS 'Tenant that owns the stock.';
+COMMENT ON COLUMN inventory.purged_confirmed.sku IS 'The SKU.';
+COMMENT ON COLUMN inventory.purged_confirmed.location IS 'The location the units were consumed at.';
+COMMENT ON COLUMN inventory.purged_confirmed.quantity IS 'Units of removed confirmed reservations there, summed.';
+COMMENT ON COLUMN inventory.purged_confirmed.updated_at IS 'When purge_history last added to it (pg_inventory clock).';
+
+CREATE TABLE inventory.stock_ledger_archive (
+	id			bigint NOT NULL,
+	tenant		inventory.name_id NOT NULL,
+	sku			inventory.name_id NOT NULL,
+	request_key inventory.request_key NOT NULL,
+	kind		text NOT NULL,
+	delta		bigint NOT NULL,
+	reason		text,
+	available_after bigint NOT NULL,
+	actor		text NOT NULL,
+	created_at	timestamptz NOT NULL,
+	location	inventory.name_id NOT NULL,
+	CONSTRAINT stock_ledger_archive_pkey PRIMARY KEY (id),
+	CONSTRAINT stock_ledger_archive_request_key_unique UNIQUE (tenant, request_key),
+	CONSTRAINT stock_ledger_archive_stock_location_fk FOREIGN KEY (tenant, sku, location)
+		REFERENCES inventory.stock_location (tenant, sku, location)
+);
+COMMENT ON TABLE inventory.stock_ledger_archive IS
+	'Ledger records that archive_ledger moved out of stock_ledger, with the same columns and values. They still count: the sum of delta per (tenant, sku, location) over stock_ledger and this table is the net received stock there (check_invariants); their request keys still replay.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.id IS 'The id the record had in stock_ledger.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.tenant IS 'Tenant of the stock.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.sku IS 'SKU of the stock.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.request_key IS 'Idempotency key of the restock or adjust call; a replay still finds it.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.kind IS 'receipt (restock), return, loss or correction (adjust).';
+COMMENT ON COLUMN inventory.stock_ledger_archive.delta IS 'Units added (positive) or removed (negative).';
+COMMENT ON COLUMN inventory.stock_ledger_archive.reason IS 'Free-text reason given by the caller.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.available_after IS 'Units available at the location right after the record; what a replay returns.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.actor IS 'Role in effect when the call ran.';
+COMMENT ON COLUMN inventory.stock_ledger_archive.created_at IS 'When the call ran (pg_inventory clock).';
+COMMENT ON COLUMN inventory.stock_ledger_archive.location IS 'Location of the stock.';
+
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_archive', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.purged_confirmed', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.stock_ledger_archive', '');
+/* ------------------------------ end of retention of history (tables) */
+
+/* ---------------------------------------------------------------------
  * Only the functions write: nobody but the owner has table privileges.
  * pg_dump keeps the user data (and sequence positions) of every table, and
  * the grants' marker privileges (as GRANT statements to role names).
@@ -703,7 +801,7 @@ CREATE FUNCTION inventory.check_invariants()
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_check_invariants';
 COMMENT ON FUNCTION inventory.check_invariants() IS
-	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog.';
+	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
 
 CREATE FUNCTION inventory.grant_tenant(tenant text, member regrole)
 	RETURNS boolean
@@ -872,6 +970,28 @@ COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
 	'Sets the units a pending reservation holds to lines, [{"sku": ..., "quantity": ...}, ...] as for reserve_lines without "location" (SKUs not named are released): fewer units are released from the lowest-priority locations first, more are taken with the allocation policy; all or nothing. Status amended (applied, event reservation.amended), amended not applied (same target), insufficient (state pending, nothing changed); other states are reported unchanged. Errors: 22023 bad argument (also a "location" key), 42501 tenant not granted, IN002 SKU never stocked.';
 
 /* ---------------------------------------------------------------------
+ * Retention of history (0.5): the functions.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.purge_history(older_than interval DEFAULT '90 days',
+		max_rows integer DEFAULT 10000, archive boolean DEFAULT false)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_purge_history';
+COMMENT ON FUNCTION inventory.purge_history(interval, integer, boolean) IS
+	'Retention: deletes at most max_rows (1 to 1000000) finished reservations (confirmed, cancelled, expired, rejected, compensated) whose last change is more than older_than (0 to 10 years) ago by the pg_inventory clock and none of whose events is unpublished or dead-lettered, oldest first, with their lines, transitions and published events; with archive, first keeps each as one document in reservation_archive. The units of removed confirmed reservations stay counted in purged_confirmed. Skips reservations and events another transaction holds (SKIP LOCKED): never waits on them. A request key it removed no longer replays. The worker runs it with pg_inventory.history_retention. Returns how many reservations it removed. Errors: 22023 bad argument, 0A000 schema before 0.5.';
+
+CREATE FUNCTION inventory.archive_ledger(older_than interval DEFAULT '365 days',
+		max_rows integer DEFAULT 10000)
+	RETURNS integer
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_archive_ledger';
+COMMENT ON FUNCTION inventory.archive_ledger(interval, integer) IS
+	'Retention of the ledger: moves at most max_rows (1 to 1000000) records made more than older_than (1 day to 10 years) ago by the pg_inventory clock, oldest (lowest id) first, from stock_ledger into stock_ledger_archive, unchanged and in one transaction; check_invariants sums both, and restock and adjust still replay their keys. Skips records another transaction holds (SKIP LOCKED). Returns how many it moved. Errors: 22023 bad argument, 0A000 schema before 0.5.';
+/* --------------------------- end of retention of history (functions) */
+
+/* ---------------------------------------------------------------------
  * Issue #14, part B (messages and settings): register_sku, a SKU with no
  * stock (the same block ends the step from 0.4).
  * ------------------------------------------------------------------- */
@@ -910,21 +1030,23 @@ CREATE FUNCTION inventory.worker_status()
 				  worker_pid integer, worker_started_at timestamptz,
 				  worker_exit text, last_pass_at timestamptz,
 				  last_pass_expired bigint, last_pass_purged bigint,
-				  total_passes bigint, total_expired bigint,
-				  total_purged bigint, total_errors bigint,
+				  last_pass_history_purged bigint, total_passes bigint,
+				  total_expired bigint, total_purged bigint,
+				  total_history_purged bigint, total_errors bigint,
 				  last_error_at timestamptz, last_error_sqlstate text,
 				  last_error_message text)
 	LANGUAGE C VOLATILE
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_worker_status';
 COMMENT ON FUNCTION inventory.worker_status() IS
-	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring or purging; worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
+	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring, purging (purge_published) or purging_history (purge_history); worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
 
 CREATE VIEW inventory.worker_status AS
 SELECT s.enabled, s.database, s.launcher_state, s.launcher_pid,
 	   s.launcher_checks, s.launcher_next_check, s.worker_state, s.worker_pid,
 	   s.worker_started_at, s.worker_exit, s.last_pass_at, s.last_pass_expired,
-	   s.last_pass_purged, s.total_passes, s.total_expired, s.total_purged,
+	   s.last_pass_purged, s.last_pass_history_purged, s.total_passes,
+	   s.total_expired, s.total_purged, s.total_history_purged,
 	   s.total_errors, s.last_error_at, s.last_error_sqlstate,
 	   s.last_error_message
   FROM inventory.worker_status() s;
@@ -936,16 +1058,18 @@ COMMENT ON COLUMN inventory.worker_status.launcher_state IS 'stopped, checking, 
 COMMENT ON COLUMN inventory.worker_status.launcher_pid IS 'Process id of the launcher; NULL when it is not running.';
 COMMENT ON COLUMN inventory.worker_status.launcher_checks IS 'Checks in a row with the launcher''s current outcome (no_database, no_extension, retry); 0 while a worker runs.';
 COMMENT ON COLUMN inventory.worker_status.launcher_next_check IS 'When the launcher looks again; NULL when it waits to be woken.';
-COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due) or purging (in purge_published).';
+COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due), purging (in purge_published) or purging_history (in purge_history).';
 COMMENT ON COLUMN inventory.worker_status.worker_pid IS 'Process id of the expiry worker; NULL when it is not running.';
 COMMENT ON COLUMN inventory.worker_status.worker_started_at IS 'When the current (or last) expiry worker started.';
 COMMENT ON COLUMN inventory.worker_status.worker_exit IS 'Why the last expiry worker stopped: no_extension, extension_dropped or terminated; NULL while it runs.';
-COMMENT ON COLUMN inventory.worker_status.last_pass_at IS 'When the last pass (expire_due in batches, then purge_published) ended; NULL before the first.';
+COMMENT ON COLUMN inventory.worker_status.last_pass_at IS 'When the last pass (expire_due in batches, purge_published, then purge_history when pg_inventory.history_retention is set) ended; NULL before the first.';
 COMMENT ON COLUMN inventory.worker_status.last_pass_expired IS 'Reservations expired by the last pass.';
 COMMENT ON COLUMN inventory.worker_status.last_pass_purged IS 'Published outbox events deleted by the last pass.';
+COMMENT ON COLUMN inventory.worker_status.last_pass_history_purged IS 'Finished reservations removed by purge_history in the last pass (0 while pg_inventory.history_retention is 0).';
 COMMENT ON COLUMN inventory.worker_status.total_passes IS 'Passes since the server started.';
 COMMENT ON COLUMN inventory.worker_status.total_expired IS 'Reservations the worker expired since the server started.';
 COMMENT ON COLUMN inventory.worker_status.total_purged IS 'Outbox events the worker deleted since the server started.';
+COMMENT ON COLUMN inventory.worker_status.total_history_purged IS 'Finished reservations the worker removed (purge_history) since the server started.';
 COMMENT ON COLUMN inventory.worker_status.total_errors IS 'Errors caught in passes since the server started (each rolled back its step; the worker carried on).';
 COMMENT ON COLUMN inventory.worker_status.last_error_at IS 'When the last caught error happened; NULL if none.';
 COMMENT ON COLUMN inventory.worker_status.last_error_sqlstate IS 'SQLSTATE of the last caught error.';

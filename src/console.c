@@ -89,6 +89,8 @@ WorkerStateName(InventoryWorkerState state)
 			return "expiring";
 		case INVENTORY_WORKER_PURGING:
 			return "purging";
+		case INVENTORY_WORKER_PURGING_HISTORY:
+			return "purging_history";
 	}
 	return "unknown";
 }
@@ -111,7 +113,7 @@ WorkerExitName(InventoryWorkerExit exit)
 	return "unknown";
 }
 
-#define WORKER_STATUS_COLUMNS 20
+#define WORKER_STATUS_COLUMNS 22
 
 /* A column of the status row: a text, or NULL */
 static void
@@ -144,8 +146,9 @@ SetTime(Datum *values, bool *nulls, int col, TimestampTz t)
  *			worker_pid integer, worker_started_at timestamptz,
  *			worker_exit text, last_pass_at timestamptz,
  *			last_pass_expired bigint, last_pass_purged bigint,
- *			total_passes bigint, total_expired bigint, total_purged bigint,
- *			total_errors bigint, last_error_at timestamptz,
+ *			last_pass_history_purged bigint, total_passes bigint,
+ *			total_expired bigint, total_purged bigint,
+ *			total_history_purged bigint, total_errors bigint, last_error_at timestamptz,
  *			last_error_sqlstate text, last_error_message text)
  *
  * One row: the status the launcher and the expiry worker keep in shared
@@ -184,14 +187,16 @@ inventory_worker_status(PG_FUNCTION_ARGS)
 	SetTime(values, nulls, 10, s.last_pass_at);
 	values[11] = Int64GetDatum(s.last_pass_expired);
 	values[12] = Int64GetDatum(s.last_pass_purged);
-	values[13] = Int64GetDatum(s.total_passes);
-	values[14] = Int64GetDatum(s.total_expired);
-	values[15] = Int64GetDatum(s.total_purged);
-	values[16] = Int64GetDatum(s.total_errors);
-	SetTime(values, nulls, 17, s.last_error_at);
-	SetText(values, nulls, 18,
+	values[13] = Int64GetDatum(s.last_pass_history_purged);
+	values[14] = Int64GetDatum(s.total_passes);
+	values[15] = Int64GetDatum(s.total_expired);
+	values[16] = Int64GetDatum(s.total_purged);
+	values[17] = Int64GetDatum(s.total_history_purged);
+	values[18] = Int64GetDatum(s.total_errors);
+	SetTime(values, nulls, 19, s.last_error_at);
+	SetText(values, nulls, 20,
 			s.last_error_sqlstate[0] != '\0' ? s.last_error_sqlstate : NULL);
-	SetText(values, nulls, 19,
+	SetText(values, nulls, 21,
 			s.last_error_message[0] != '\0' ? s.last_error_message : NULL);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	return (Datum) 0;

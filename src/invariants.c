@@ -10,6 +10,12 @@
  * repair could) is reported, never an error that hides the other tenants'
  * rows.
  *
+ * With retention (0.5 on, retention.c) the ledger is stock_ledger and
+ * stock_ledger_archive, and the units of confirmed reservations are their
+ * lines and the units of those purge_history removed (purged_confirmed);
+ * each check reads them in one statement, so a concurrent archive_ledger
+ * or purge_history (each one transaction) never makes a check inexact.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
@@ -23,18 +29,42 @@
 PG_FUNCTION_INFO_V1(inventory_check_invariants);
 
 /*
- * The checks of the counts of every SKU of relation %s (the storage's
- * counts, numeric), read in one snapshot.
+ * The ledger records (tenant, sku[, location], delta) and the held units
+ * (tenant, sku[, location], quantity, state pending or confirmed): before
+ * 0.5 the ledger and the lines of pending and confirmed reservations;
+ * from 0.5 on, with locations, also the ledger's archive and the units of
+ * the confirmed reservations purge_history removed.
+ */
+#define LEDGER_ROWS "inventory.stock_ledger"
+#define LEDGER_ROWS_LOCATED \
+	"(SELECT a.tenant, a.sku, a.location, a.delta FROM inventory.stock_ledger a " \
+	"UNION ALL SELECT b.tenant, b.sku, b.location, b.delta " \
+	"FROM inventory.stock_ledger_archive b)"
+#define HELD_ROWS \
+	"(SELECT l.tenant, l.sku, l.quantity, r.state " \
+	"FROM inventory.reservation_line l " \
+	"JOIN inventory.reservation r ON r.id = l.reservation_id " \
+	"WHERE r.state IN ('pending', 'confirmed'))"
+#define HELD_ROWS_LOCATED \
+	"(SELECT l.tenant, l.sku, l.location, l.quantity::bigint AS quantity, r.state " \
+	"FROM inventory.reservation_line l " \
+	"JOIN inventory.reservation r ON r.id = l.reservation_id " \
+	"WHERE r.state IN ('pending', 'confirmed') " \
+	"UNION ALL SELECT p.tenant, p.sku, p.location, p.quantity, 'confirmed' " \
+	"FROM inventory.purged_confirmed p)"
+
+/*
+ * The checks of the counts of every SKU, read in one snapshot; the three
+ * %s are the ledger rows, the held rows and the relation of the storage's
+ * counts (numeric).
  */
 #define CHECK_COUNTS \
 	"WITH led AS (SELECT g.tenant, g.sku, sum(g.delta) AS net " \
-	"FROM inventory.stock_ledger g GROUP BY g.tenant, g.sku), " \
-	"held AS (SELECT l.tenant, l.sku, " \
-	"sum(l.quantity) FILTER (WHERE r.state = 'pending') AS pending, " \
-	"sum(l.quantity) FILTER (WHERE r.state = 'confirmed') AS confirmed " \
-	"FROM inventory.reservation_line l " \
-	"JOIN inventory.reservation r ON r.id = l.reservation_id " \
-	"WHERE r.state IN ('pending', 'confirmed') GROUP BY l.tenant, l.sku), " \
+	"FROM %s g GROUP BY g.tenant, g.sku), " \
+	"held AS (SELECT h.tenant, h.sku, " \
+	"sum(h.quantity) FILTER (WHERE h.state = 'pending') AS pending, " \
+	"sum(h.quantity) FILTER (WHERE h.state = 'confirmed') AS confirmed " \
+	"FROM %s h GROUP BY h.tenant, h.sku), " \
 	"c AS (SELECT s.tenant::text AS tenant, s.sku::text AS sku, s.available, " \
 	"s.reserved, s.consumed, s.available + s.reserved + s.consumed AS total, " \
 	"COALESCE(led.net, 0) AS net, " \
@@ -75,7 +105,10 @@ PG_FUNCTION_INFO_V1(inventory_check_invariants);
 	"FROM logs WHERE logs.n <> logs.version " \
 	"ORDER BY 1, 2, 3, 4"
 
-/* The counts check of one storage, made on first use of that storage */
+/*
+ * The counts check of one storage (each serves one schema generation, so
+ * located, 0.5 on, goes with it), made on first use of that storage
+ */
 typedef struct CountsCheck
 {
 	const InventoryStorage *storage;
@@ -85,7 +118,7 @@ typedef struct CountsCheck
 static CountsCheck counts_checks[3];
 
 static InventoryStatement *
-CountsCheckOf(const InventoryStorage *storage)
+CountsCheckOf(const InventoryStorage *storage, bool located)
 {
 	int			i;
 
@@ -98,7 +131,10 @@ CountsCheckOf(const InventoryStorage *storage)
 			c->storage = storage;
 			c->statement.name = "check invariants";
 			c->statement.sql = MemoryContextStrdup(TopMemoryContext,
-												   psprintf(CHECK_COUNTS, storage->counts));
+												   psprintf(CHECK_COUNTS,
+															located ? LEDGER_ROWS_LOCATED : LEDGER_ROWS,
+															located ? HELD_ROWS_LOCATED : HELD_ROWS,
+															storage->counts));
 			c->statement.nargs = 0;
 		}
 		if (c->storage == storage)
@@ -126,15 +162,12 @@ static InventoryStatement check_locations = {
 	"GROUP BY sl.tenant, sl.sku, sl.location), "
 	"led AS (SELECT g.tenant::text AS tenant, g.sku::text AS sku, "
 	"g.location::text AS location, sum(g.delta) AS net "
-	"FROM inventory.stock_ledger g GROUP BY g.tenant, g.sku, g.location), "
-	"held AS (SELECT l.tenant::text AS tenant, l.sku::text AS sku, "
-	"l.location::text AS location, "
-	"COALESCE(sum(l.quantity) FILTER (WHERE r.state = 'pending'), 0) AS pending, "
-	"COALESCE(sum(l.quantity) FILTER (WHERE r.state = 'confirmed'), 0) AS confirmed "
-	"FROM inventory.reservation_line l "
-	"JOIN inventory.reservation r ON r.id = l.reservation_id "
-	"WHERE r.state IN ('pending', 'confirmed') "
-	"GROUP BY l.tenant, l.sku, l.location), "
+	"FROM " LEDGER_ROWS_LOCATED " g GROUP BY g.tenant, g.sku, g.location), "
+	"held AS (SELECT h.tenant::text AS tenant, h.sku::text AS sku, "
+	"h.location::text AS location, "
+	"COALESCE(sum(h.quantity) FILTER (WHERE h.state = 'pending'), 0) AS pending, "
+	"COALESCE(sum(h.quantity) FILTER (WHERE h.state = 'confirmed'), 0) AS confirmed "
+	"FROM " HELD_ROWS_LOCATED " h GROUP BY h.tenant, h.sku, h.location), "
 	"k AS (SELECT c.tenant, c.sku, c.location FROM c "
 	"UNION SELECT led.tenant, led.sku, led.location FROM led "
 	"UNION SELECT held.tenant, held.sku, held.location FROM held), "
@@ -216,7 +249,9 @@ EmitCheckRows(ReturnSetInfo *rsinfo, InventoryStatement *check)
  * the ledger's net there), location_reserved_matches_pending,
  * location_consumed_matches_confirmed (the lines held there), and
  * location_stocked (no ledger record or held line at a location where the
- * SKU has no counters, nor a held line at no location).
+ * SKU has no counters, nor a held line at no location).  With locations
+ * the ledger is stock_ledger with stock_ledger_archive, and the confirmed
+ * units include those of reservations purge_history removed.
  */
 Datum
 inventory_check_invariants(PG_FUNCTION_ARGS)
@@ -226,7 +261,7 @@ inventory_check_invariants(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	InventoryBeginCall(fcinfo, &call, NULL);
-	EmitCheckRows(rsinfo, CountsCheckOf(call.storage));
+	EmitCheckRows(rsinfo, CountsCheckOf(call.storage, call.located));
 	if (call.storage->check != NULL)
 		EmitCheckRows(rsinfo, call.storage->check);
 	if (call.located)

@@ -7,8 +7,9 @@
  *
  * A change locks the SKU's counters first (storage lock_sku), then looks
  * up its request key in the ledger (its own namespace, apart from
- * reservation keys): under the lock a concurrent call with the same key
- * and SKU has either committed (replay) or not started.
+ * reservation keys; 0.5 on, with the ledger's archive: retention.c): under
+ * the lock a concurrent call with the same key and SKU has either
+ * committed (replay) or not started.
  *
  * Arithmetic never overflows: a change that would bring available, or the
  * SKU's total available + reserved + consumed (which equals the ledger sum,
@@ -61,11 +62,18 @@ static InventoryStatement fetch_record = {
 	2, {TEXTOID, TEXTOID}
 };
 
-/* The same with the record's location (0.5 on) */
+/*
+ * The same with the record's location (0.5 on), in the ledger or in its
+ * archive (archive_ledger moves a record in one transaction, so one
+ * snapshot sees it in exactly one of them: a moved record still replays)
+ */
 static InventoryStatement fetch_record_at = {
 	"fetch ledger record",
 	"SELECT g.sku::text, g.kind, g.delta, g.available_after, g.location::text "
-	"FROM inventory.stock_ledger g WHERE g.tenant = $1 AND g.request_key = $2",
+	"FROM inventory.stock_ledger g WHERE g.tenant = $1 AND g.request_key = $2 "
+	"UNION ALL SELECT a.sku::text, a.kind, a.delta, a.available_after, "
+	"a.location::text FROM inventory.stock_ledger_archive a "
+	"WHERE a.tenant = $1 AND a.request_key = $2",
 	2, {TEXTOID, TEXTOID}
 };
 
@@ -230,7 +238,7 @@ FindRecord(const char *tenant, const LedgerRequest *req, int64 *available_after)
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(req->key);
 	if (InventoryRun(req->location ? &fetch_record_at : &fetch_record,
-					 values, NULL, SPI_OK_SELECT) != 1)
+					 values, NULL, SPI_OK_SELECT) == 0)
 		return false;
 	old_sku = InventoryResultText(0, 1);
 	old_kind = InventoryResultText(0, 2);

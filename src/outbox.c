@@ -46,13 +46,13 @@ PG_FUNCTION_INFO_V1(inventory_purge_published);
 #define INVENTORY_ERROR_MAX_CHARS 1000
 
 /*
- * IntervalArg
+ * InventoryIntervalArg
  *		A non-NULL interval argument within (min, max]; with or_equal the
- *		lower bound is included.  Errors: 22023.
+ *		lower bound is included.  Errors: 22023.  (Also retention.c.)
  */
-static Interval *
-IntervalArg(FunctionCallInfo fcinfo, int argno, const char *argname,
-			const char *min_text, bool or_equal, const char *max_text)
+Interval *
+InventoryIntervalArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+					 const char *min_text, bool or_equal, const char *max_text)
 {
 	Interval   *value;
 	Datum		min;
@@ -123,9 +123,9 @@ IdsArg(FunctionCallInfo fcinfo, int argno, bool nullable, bool *isnull)
 }
 
 /* A non-NULL integer argument within [min, max].  Errors: 22023. */
-static int32
-IntArg(FunctionCallInfo fcinfo, int argno, const char *argname, int32 min,
-	   int32 max)
+int32
+InventoryIntArg(FunctionCallInfo fcinfo, int argno, const char *argname,
+				int32 min, int32 max)
 {
 	int32		value;
 
@@ -286,8 +286,8 @@ Datum
 inventory_relay_claim(PG_FUNCTION_ARGS)
 {
 	char	   *relay = InventoryNameArg(fcinfo, 0, "relay", NAME_WILDCARD);
-	int32		batch = IntArg(fcinfo, 1, "batch_size", 1, 10000);
-	Interval   *lease = IntervalArg(fcinfo, 2, "lease", "0", false, "1 hour");
+	int32		batch = InventoryIntArg(fcinfo, 1, "batch_size", 1, 10000);
+	Interval   *lease = InventoryIntervalArg(fcinfo, 2, "lease", "0", false, "1 hour");
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	InventoryCall call;
 	Datum		values[4];
@@ -372,12 +372,12 @@ inventory_relay_mark_failed(PG_FUNCTION_ARGS)
 	len = pg_mbcharcliplen(VARDATA_ANY(error), VARSIZE_ANY_EXHDR(error),
 						   INVENTORY_ERROR_MAX_CHARS);
 	values[2] = PointerGetDatum(cstring_to_text_with_len(VARDATA_ANY(error), len));
-	values[3] = Int32GetDatum(IntArg(fcinfo, 3, "max_attempts", 1, 1000));
+	values[3] = Int32GetDatum(InventoryIntArg(fcinfo, 3, "max_attempts", 1, 1000));
 	values[4] = TimestampTzGetDatum(InventoryNow());
-	values[5] = IntervalPGetDatum(IntervalArg(fcinfo, 4, "backoff", "0", false,
-											  "1 day"));
-	values[6] = IntervalPGetDatum(IntervalArg(fcinfo, 5, "max_backoff", "0",
-											  false, "7 days"));
+	values[5] = IntervalPGetDatum(InventoryIntervalArg(fcinfo, 4, "backoff", "0",
+													   false, "1 day"));
+	values[6] = IntervalPGetDatum(InventoryIntervalArg(fcinfo, 5, "max_backoff",
+													   "0", false, "7 days"));
 	PG_RETURN_INT32(RunPlan(fcinfo, &mark_failed, values, NULL,
 							SPI_OK_UPDATE));
 }
@@ -503,9 +503,9 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 	Datum		values[3];
 
 	values[0] = TimestampTzGetDatum(InventoryNow());
-	values[1] = IntervalPGetDatum(IntervalArg(fcinfo, 0, "older_than", "0",
-											  true, "10 years"));
-	values[2] = Int32GetDatum(IntArg(fcinfo, 1, "max_rows", 1, 1000000));
+	values[1] = IntervalPGetDatum(InventoryIntervalArg(fcinfo, 0, "older_than",
+													   "0", true, "10 years"));
+	values[2] = Int32GetDatum(InventoryIntArg(fcinfo, 1, "max_rows", 1, 1000000));
 	PG_RETURN_INT32(RunPlan(fcinfo, &purge_events, values, NULL,
 							SPI_OK_DELETE));
 }

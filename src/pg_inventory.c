@@ -35,6 +35,7 @@ int			inventory_worker_batch_size = 1000;
 static int	inventory_test_pause_lock = 0;
 static char *inventory_test_fault = NULL;
 int			inventory_outbox_retention_s = 7 * 24 * 3600;
+int			inventory_history_retention_s = 0;
 
 /*
  * check_frozen_now
@@ -250,6 +251,17 @@ _PG_init(void)
 							"The worker deletes events published longer ago (version 0.2 on).",
 							&inventory_outbox_retention_s,
 							7 * 24 * 3600, 0, PG_INT32_MAX,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.history_retention",
+							"How long the worker keeps finished reservations.",
+							"0 (the default) keeps them; otherwise the worker runs "
+							"purge_history for reservations finished longer ago "
+							"(version 0.5 on).",
+							&inventory_history_retention_s,
+							/* at most 3600 days: the 10 years purge_history takes */
+							0, 0, 3600 * 24 * 3600,
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);

@@ -4,8 +4,8 @@
  *		Declarations shared by the C files of the pg_inventory extension.
  *
  * Lock order (README "Locking"), followed by every function:
- *	1. reservation rows (one per call; expire_due takes a batch with
- *	   SKIP LOCKED and so never waits on them);
+ *	1. reservation rows (one per call; expire_due and purge_history take a
+ *	   batch with SKIP LOCKED and so never wait on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
  *	   strcmp in C); with slotted stock (0.3 on), within one SKU either one
  *	   slot taken with SKIP LOCKED or all its slots in slot order; with
@@ -14,7 +14,10 @@
  *	   location in that order with one statement (allocate.c);
  *	3. stock_location rows (0.5 on), in (tenant, sku, location) order, only
  *	   where a stock level changes (level.c) or by restock and adjust,
- *	   after the slots.
+ *	   after the slots;
+ *	4. purged_confirmed rows (0.5 on), in (tenant, sku, location) order,
+ *	   by purge_history only, after its reservation rows and (SKIP LOCKED)
+ *	   their outbox rows (retention.c).
  * Nobody waits for a reservation row while holding a stock row, nor for a
  * slot while holding a stock_location row, so no two calls deadlock.
  *
@@ -24,9 +27,9 @@
  * with storage_row.c and storage_slot.c (the counters), allocate.c (which
  * locations serve a reservation, 0.5 on), location.c and level.c (locations,
  * availability, stock levels, 0.5 on), reservation.c,
- * ledger.c, invariants.c, outbox.c (the SQL functions), worker.c (the
- * expiry worker), console.c (the clock and worker status as SQL
- * functions, the operator audit).
+ * ledger.c, invariants.c, outbox.c, retention.c (the SQL functions),
+ * worker.c (the expiry worker), console.c (the clock and worker status as
+ * SQL functions, the operator audit).
  *
  *-------------------------------------------------------------------------
  */
@@ -112,6 +115,7 @@ extern char *inventory_worker_database;
 extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
 extern int	inventory_outbox_retention_s;
+extern int	inventory_history_retention_s;
 extern void InventoryTestPause(void);
 extern void InventoryFaultPoint(const char *step);
 
@@ -193,6 +197,13 @@ extern void InventoryCheckLevels(int n, const char *const *tenants,
 								 const char *const *locations,
 								 TimestampTz now);
 extern bool InventoryActsForAll(InventoryCall *call);
+
+/* outbox.c: argument checks shared with retention.c */
+extern Interval *InventoryIntervalArg(FunctionCallInfo fcinfo, int argno,
+									  const char *argname, const char *min_text,
+									  bool or_equal, const char *max_text);
+extern int32 InventoryIntArg(FunctionCallInfo fcinfo, int argno,
+							 const char *argname, int32 min, int32 max);
 
 /*
  * The DBA's console (schema 0.5 on): console.c (clock, worker_status, the

@@ -31,7 +31,11 @@
  * pass: inventory.expire_due(pg_inventory.worker_batch_size), each batch
  * its own transaction, repeated while batches come back full, then
  * inventory.purge_published(pg_inventory.outbox_retention, 10000) when the
- * installed version has it (0.2 on), in a transaction of its own.  Each
+ * installed version has it (0.2 on), in a transaction of its own, then,
+ * when pg_inventory.history_retention is not 0 and the installed version
+ * has it (0.5 on), inventory.purge_history(history_retention, 1000) in a
+ * transaction of its own (one batch a pass: its SKIP LOCKED never waits
+ * on the application's reservations).  Each
  * transaction first takes a share lock on the extension and checks that it
  * still exists; when it does not, the worker logs that once and exits with
  * code 0.  A transaction that drops the extension in its database wakes it
@@ -113,6 +117,8 @@
 #define INVENTORY_ERROR_REPEAT_MS		60000
 /* events purge_published deletes in one pass at most */
 #define INVENTORY_PURGE_MAX_ROWS		10000
+/* finished reservations purge_history removes in one pass at most */
+#define INVENTORY_HISTORY_MAX_ROWS		1000
 
 /* What the launcher and the worker share; guarded by mutex */
 typedef struct InventoryWorkerShared
@@ -142,18 +148,20 @@ typedef struct LauncherLoop
 	bool		no_slot_reported;	/* "no free slot" logged, no start since */
 } LauncherLoop;
 
-/* The two steps of a pass */
+/* The steps of a pass */
 typedef enum WorkerStepKind
 {
 	WORKER_STEP_EXPIRE,
-	WORKER_STEP_PURGE
+	WORKER_STEP_PURGE,
+	WORKER_STEP_HISTORY
 } WorkerStepKind;
 
 /* How a step of a pass ended */
 typedef enum WorkerStepResult
 {
 	WORKER_STEP_DONE,
-	WORKER_STEP_SKIPPED,		/* purge_published does not exist (0.1) */
+	WORKER_STEP_SKIPPED,		/* purge_published (0.1) or purge_history
+								 * (before 0.5) does not exist */
 	WORKER_STEP_FAILED,			/* an error, logged and counted */
 	WORKER_STEP_NO_EXTENSION	/* the extension is not installed */
 } WorkerStepResult;
@@ -176,6 +184,7 @@ static int32 launcher_outcome_checks = 0;
 /* in the expiry worker */
 static SPIPlanPtr expire_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
+static SPIPlanPtr history_plan = NULL;
 static emit_log_hook_type prev_emit_log_hook = NULL;
 
 /*
@@ -973,6 +982,51 @@ WorkerRunPurge(void)
 }
 
 /*
+ * WorkerRunHistory
+ *		Inside SPI: inventory.purge_history(history_retention,
+ *		INVENTORY_HISTORY_MAX_ROWS, false) when the installed version has it;
+ *		returns how many reservations it removed, or -1 when the function
+ *		does not exist.
+ */
+static int64
+WorkerRunHistory(void)
+{
+	Oid			argtypes[3] = {INTERVALOID, INT4OID, BOOLOID};
+	Datum		args[3];
+	Interval	retention;
+	bool		isnull;
+	Datum		result;
+
+	if (!OidIsValid(LookupFuncName(list_make2(makeString("inventory"),
+											  makeString("purge_history")),
+								   3, argtypes, true)))
+		return -1;
+	if (history_plan == NULL)
+	{
+		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_history($1, $2, $3)::bigint",
+									   3, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare of purge_history failed: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan of purge_history failed");
+		history_plan = plan;
+	}
+	memset(&retention, 0, sizeof(retention));
+	retention.time = (int64) inventory_history_retention_s * USECS_PER_SEC;
+	args[0] = IntervalPGetDatum(&retention);
+	args[1] = Int32GetDatum(INVENTORY_HISTORY_MAX_ROWS);
+	args[2] = BoolGetDatum(false);
+	if (SPI_execute_plan(history_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "inventory.purge_history did not return one row");
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	return isnull ? 0 : DatumGetInt64(result);
+}
+
+/*
  * WorkerEmitLog
  *		emit_log_hook of the expiry worker: a WARNING with the SQLSTATE and
  *		message of one logged less than INVENTORY_ERROR_REPEAT_MS ago is not
@@ -1062,14 +1116,30 @@ WorkerReportError(const char *step, ErrorData *edata)
 			 edata->context != NULL ? errcontext_msg("%s", edata->context) : 0));
 }
 
+/* The SQL function a step runs, for messages */
+static const char *
+WorkerStepName(WorkerStepKind kind)
+{
+	switch (kind)
+	{
+		case WORKER_STEP_EXPIRE:
+			return "expire_due";
+		case WORKER_STEP_PURGE:
+			return "purge_published";
+		case WORKER_STEP_HISTORY:
+			return "purge_history";
+	}
+	return "?";
+}
+
 /*
  * WorkerStep
- *		One step of a pass in its own transaction: expire_due or
- *		purge_published, after locking the extension.  *rows receives what
- *		it expired or deleted.  An error is caught here, as autovacuum does
- *		for a table: the transaction is rolled back, the error logged and
- *		counted, and the caller goes on; FATAL errors and SIGTERM are not
- *		caught.
+ *		One step of a pass in its own transaction: expire_due,
+ *		purge_published or purge_history, after locking the extension.
+ *		*rows receives what it expired, deleted or removed.  An error is
+ *		caught here, as autovacuum does for a table: the transaction is
+ *		rolled back, the error logged and counted, and the caller goes on;
+ *		FATAL errors and SIGTERM are not caught.
  */
 static WorkerStepResult
 WorkerStep(WorkerStepKind kind, int64 *rows)
@@ -1085,11 +1155,17 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 				 INVENTORY_WORKER_NAME ": expiring: expire_due(%d)",
 				 inventory_worker_batch_size);
 	}
-	else
+	else if (kind == WORKER_STEP_PURGE)
 	{
 		snprintf(activity, sizeof(activity),
 				 INVENTORY_WORKER_NAME ": purging: purge_published('%d seconds', %d)",
 				 inventory_outbox_retention_s, INVENTORY_PURGE_MAX_ROWS);
+	}
+	else
+	{
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": purging history: purge_history('%d seconds', %d)",
+				 inventory_history_retention_s, INVENTORY_HISTORY_MAX_ROWS);
 	}
 
 	PG_TRY();
@@ -1100,8 +1176,9 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 			result = WORKER_STEP_NO_EXTENSION;
 		else
 		{
-			WorkerSetState(kind == WORKER_STEP_EXPIRE ?
-						   INVENTORY_WORKER_EXPIRING : INVENTORY_WORKER_PURGING);
+			WorkerSetState(kind == WORKER_STEP_EXPIRE ? INVENTORY_WORKER_EXPIRING :
+						   kind == WORKER_STEP_PURGE ? INVENTORY_WORKER_PURGING :
+						   INVENTORY_WORKER_PURGING_HISTORY);
 			pgstat_report_activity(STATE_RUNNING, activity);
 			PushActiveSnapshot(GetTransactionSnapshot());
 			if (SPI_connect() != SPI_OK_CONNECT)
@@ -1110,7 +1187,8 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 				*rows = WorkerRunExpire();
 			else
 			{
-				*rows = WorkerRunPurge();
+				*rows = kind == WORKER_STEP_PURGE ? WorkerRunPurge() :
+					WorkerRunHistory();
 				if (*rows < 0)
 				{
 					*rows = 0;
@@ -1137,8 +1215,7 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 
 		*rows = 0;
 		result = WORKER_STEP_FAILED;
-		WorkerReportError(kind == WORKER_STEP_EXPIRE ?
-						  "expire_due" : "purge_published", edata);
+		WorkerReportError(WorkerStepName(kind), edata);
 		FreeErrorData(edata);
 	}
 	PG_END_TRY();
@@ -1155,17 +1232,24 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
  *		Between passes: shows in pg_stat_activity (query, state idle) when
  *		the last pass ended and what it did, e.g. "pg_inventory expiry
  *		worker: idle, last pass at 2026-12-01 10:00:00.5+00, expired 3,
- *		purged 0, next in 1000 ms" (the time in the server's TimeZone).
+ *		purged 0, next in 1000 ms" (the time in the server's TimeZone;
+ *		", history purged N" after purged when pg_inventory.history_retention
+ *		is set).
  */
 static void
-WorkerReportIdle(TimestampTz at, int64 expired, int64 purged)
+WorkerReportIdle(TimestampTz at, int64 expired, int64 purged,
+				 int64 history_purged)
 {
 	char		activity[256];
+	char		history[64] = "";
 
+	if (inventory_history_retention_s > 0)
+		snprintf(history, sizeof(history), ", history purged " INT64_FORMAT,
+				 history_purged);
 	snprintf(activity, sizeof(activity),
 			 INVENTORY_WORKER_NAME ": idle, last pass at %s, expired " INT64_FORMAT
-			 ", purged " INT64_FORMAT ", next in %d ms",
-			 timestamptz_to_str(at), expired, purged,
+			 ", purged " INT64_FORMAT "%s, next in %d ms",
+			 timestamptz_to_str(at), expired, purged, history,
 			 inventory_worker_interval_ms);
 	pgstat_report_activity(STATE_IDLE, activity);
 }
@@ -1263,6 +1347,7 @@ InventoryWorkerMain(Datum main_arg)
 		int64		rows;
 		int64		expired = 0;
 		int64		purged = 0;
+		int64		history_purged = 0;
 		TimestampTz pass_at;
 		WorkerStepResult result;
 
@@ -1288,16 +1373,26 @@ InventoryWorkerMain(Datum main_arg)
 			WorkerNoExtension(true);
 		purged = rows;
 
+		/* history retention: off (0) by default */
+		if (inventory_history_retention_s > 0)
+		{
+			if (WorkerStep(WORKER_STEP_HISTORY, &rows) == WORKER_STEP_NO_EXTENSION)
+				WorkerNoExtension(true);
+			history_purged = rows;
+		}
+
 		pass_at = GetCurrentTimestamp();
 		SpinLockAcquire(&inventory_shared->mutex);
 		inventory_shared->status.last_pass_at = pass_at;
 		inventory_shared->status.last_pass_expired = expired;
 		inventory_shared->status.last_pass_purged = purged;
+		inventory_shared->status.last_pass_history_purged = history_purged;
 		inventory_shared->status.total_passes++;
 		inventory_shared->status.total_expired += expired;
 		inventory_shared->status.total_purged += purged;
+		inventory_shared->status.total_history_purged += history_purged;
 		SpinLockRelease(&inventory_shared->mutex);
-		WorkerReportIdle(pass_at, expired, purged);
+		WorkerReportIdle(pass_at, expired, purged, history_purged);
 
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(pass_cxt);

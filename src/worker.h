@@ -12,9 +12,10 @@
  *	  connected to no database: it reads pg_database and starts
  *	- the expiry worker ("pg_inventory expiry worker"), a dynamic worker in
  *	  that database that is never restarted by the postmaster: it runs the
- *	  expiry and retention passes while the extension is installed and exits
- *	  as soon as it is not, so that it never keeps a database that is being
- *	  dropped.
+ *	  expiry and retention passes (expire_due, purge_published and, when
+ *	  pg_inventory.history_retention is set, purge_history) while the
+ *	  extension is installed and exits as soon as it is not, so that it
+ *	  never keeps a database that is being dropped.
  *
  * Both write InventoryWorkerStatus below; InventoryWorkerGetStatus gives a
  * consistent copy of it to any backend.
@@ -54,7 +55,8 @@ typedef enum InventoryWorkerState
 	INVENTORY_WORKER_STARTING,	/* connecting, looking for the extension */
 	INVENTORY_WORKER_IDLE,		/* waiting for the next pass */
 	INVENTORY_WORKER_EXPIRING,	/* in inventory.expire_due */
-	INVENTORY_WORKER_PURGING	/* in inventory.purge_published */
+	INVENTORY_WORKER_PURGING,	/* in inventory.purge_published */
+	INVENTORY_WORKER_PURGING_HISTORY	/* in inventory.purge_history */
 } InventoryWorkerState;
 
 /* Why the last expiry worker stopped */
@@ -97,13 +99,19 @@ typedef struct InventoryWorkerStatus
 	TimestampTz worker_started_at;
 	InventoryWorkerExit worker_exit;	/* why the last one stopped */
 
-	/* the passes: expire_due in batches, then purge_published */
+	/*
+	 * the passes: expire_due in batches, then purge_published, then (with
+	 * pg_inventory.history_retention, 0.5 on) purge_history
+	 */
 	TimestampTz last_pass_at;	/* end of the last pass */
 	int64		last_pass_expired;	/* reservations expired in it */
 	int64		last_pass_purged;	/* outbox events deleted in it */
+	int64		last_pass_history_purged;	/* finished reservations removed
+											 * in it */
 	int64		total_passes;
 	int64		total_expired;
 	int64		total_purged;
+	int64		total_history_purged;
 
 	/* errors caught in a pass (the worker goes on) */
 	int64		total_errors;

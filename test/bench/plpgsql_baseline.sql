@@ -13,6 +13,12 @@
 -- pinned search_path like the extension's functions.  The actor is
 -- session_user (the extension records the role in effect).
 --
+-- Schema 0.5: the stock of the benchmark's tenant is at the location
+-- 'default' (the only one it has), so the baseline reads and writes the
+-- slot 0 of that location and its lines name it; the outcome carries the
+-- 0.5 attributes lines and reason (lines left NULL on the replay and
+-- rejection paths, which the benchmark never takes).
+--
 -- Not part of the extension and never used outside the benchmark.
 
 CREATE SCHEMA bench_plpgsql;
@@ -36,6 +42,7 @@ DECLARE
 	v_enough	boolean := true;
 	v_row		record;
 	v_event		uuid;
+	v_lines		jsonb;
 BEGIN
 	IF p_tenant IS NULL OR p_key IS NULL OR p_lines IS NULL
 			OR p_ttl IS NULL OR p_ttl <= interval '0' OR p_ttl > interval '7 days' THEN
@@ -86,7 +93,7 @@ BEGIN
 				   false, v_res.id,
 				   CASE WHEN pg_catalog.array_length(v_skus, 1) = 1 THEN v_skus[1] END,
 				   (SELECT pg_catalog.sum(q) FROM pg_catalog.unnest(v_qtys) AS q)::integer,
-				   v_res.expires_at)::inventory.outcome;
+				   v_res.expires_at, NULL, NULL)::inventory.outcome;
 	END IF;
 
 	-- lock the stock rows in sku order
@@ -94,7 +101,7 @@ BEGIN
 		SELECT s.sku, s.available, m.qty
 		  FROM inventory.stock_slot s
 		  JOIN unnest(v_skus, v_qtys) AS m(sku, qty) ON m.sku = s.sku
-		 WHERE s.slot = 0 AND s.tenant = p_tenant
+		 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = p_tenant
 		 ORDER BY s.sku
 		   FOR UPDATE OF s
 	LOOP
@@ -111,23 +118,26 @@ BEGIN
 		-- the stored rejection
 		UPDATE inventory.reservation SET state = 'rejected', expires_at = NULL
 		 WHERE id = v_id;
-		INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-		SELECT v_id, p_tenant, m.sku, m.qty FROM unnest(v_skus, v_qtys) AS m(sku, qty);
+		INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+		SELECT v_id, p_tenant, m.sku, NULL, m.qty FROM unnest(v_skus, v_qtys) AS m(sku, qty);
 		INSERT INTO inventory.reservation_transition
 			(reservation_id, from_state, to_state, reason, actor, version, created_at)
 		VALUES (v_id, NULL, 'rejected', 'insufficient stock', session_user, 1, v_now);
 		RETURN ROW('insufficient', 'rejected', true, v_id,
 				   CASE WHEN pg_catalog.array_length(v_skus, 1) = 1 THEN v_skus[1] END,
 				   (SELECT pg_catalog.sum(q) FROM pg_catalog.unnest(v_qtys) AS q)::integer,
-				   NULL)::inventory.outcome;
+				   NULL, NULL, NULL)::inventory.outcome;
 	END IF;
 
 	UPDATE inventory.stock_slot s
 	   SET available = s.available - m.qty, reserved = s.reserved + m.qty, updated_at = v_now
 	  FROM unnest(v_skus, v_qtys) AS m(sku, qty)
-	 WHERE s.slot = 0 AND s.tenant = p_tenant AND s.sku = m.sku;
-	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-	SELECT v_id, p_tenant, m.sku, m.qty FROM unnest(v_skus, v_qtys) AS m(sku, qty);
+	 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = p_tenant AND s.sku = m.sku;
+	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+	SELECT v_id, p_tenant, m.sku, 'default', m.qty FROM unnest(v_skus, v_qtys) AS m(sku, qty);
+	v_lines := (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('sku', m.sku,
+					'location', 'default', 'quantity', m.qty) ORDER BY m.sku)
+				  FROM unnest(v_skus, v_qtys) AS m(sku, qty));
 	INSERT INTO inventory.reservation_transition
 		(reservation_id, from_state, to_state, reason, actor, version, created_at)
 	VALUES (v_id, NULL, 'pending', NULL, session_user, 1, v_now);
@@ -136,10 +146,8 @@ BEGIN
 	VALUES (v_event, 'reservation.reserved', p_tenant, v_id,
 		pg_catalog.jsonb_build_object('event_id', v_event, 'event_type', 'reservation.reserved',
 			'tenant', p_tenant, 'request_key', p_key, 'reservation_id', v_id,
-			'state', 'pending', 'version', 1,
-			'lines', (SELECT pg_catalog.jsonb_agg(pg_catalog.jsonb_build_object('sku', m.sku,
-						'quantity', m.qty) ORDER BY m.sku)
-					  FROM unnest(v_skus, v_qtys) AS m(sku, qty)),
+			'state', 'pending', 'version', 1, 'reason', NULL::text,
+			'lines', v_lines,
 			'expires_at', pg_catalog.to_char(v_expires AT TIME ZONE 'UTC',
 				'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 			'occurred_at', pg_catalog.to_char(v_now AT TIME ZONE 'UTC',
@@ -148,7 +156,7 @@ BEGIN
 	RETURN ROW('reserved', 'pending', true, v_id,
 			   CASE WHEN pg_catalog.array_length(v_skus, 1) = 1 THEN v_skus[1] END,
 			   (SELECT pg_catalog.sum(q) FROM pg_catalog.unnest(v_qtys) AS q)::integer,
-			   v_expires)::inventory.outcome;
+			   v_expires, v_lines, NULL)::inventory.outcome;
 END
 $$;
 
@@ -167,6 +175,7 @@ DECLARE
 	v_res		record;
 	v_line		record;
 	v_event		uuid;
+	v_lines		jsonb;
 BEGIN
 	IF p_tenant IS NULL OR p_key IS NULL OR p_sku IS NULL OR p_quantity IS NULL
 			OR p_quantity < 1 OR p_ttl IS NULL OR p_ttl <= interval '0'
@@ -202,12 +211,12 @@ BEGIN
 		RETURN ROW(CASE WHEN v_res.state = 'rejected' THEN 'insufficient' ELSE 'reserved' END,
 				   CASE WHEN v_res.state = 'pending' AND v_res.expires_at <= v_now
 						THEN 'expired' ELSE v_res.state END,
-				   false, v_res.id, p_sku, p_quantity, v_res.expires_at)::inventory.outcome;
+				   false, v_res.id, p_sku, p_quantity, v_res.expires_at, NULL, NULL)::inventory.outcome;
 	END IF;
 
 	SELECT s.available INTO v_available
 	  FROM inventory.stock_slot s
-	 WHERE s.slot = 0 AND s.tenant = p_tenant AND s.sku = p_sku
+	 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = p_tenant AND s.sku = p_sku
 	   FOR UPDATE;
 	IF NOT FOUND THEN
 		RAISE EXCEPTION 'SKU "%" is not stocked for tenant "%"', p_sku, p_tenant
@@ -217,21 +226,23 @@ BEGIN
 	IF v_available < p_quantity THEN
 		UPDATE inventory.reservation SET state = 'rejected', expires_at = NULL
 		 WHERE id = v_id;
-		INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-		VALUES (v_id, p_tenant, p_sku, p_quantity);
+		INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+		VALUES (v_id, p_tenant, p_sku, NULL, p_quantity);
 		INSERT INTO inventory.reservation_transition
 			(reservation_id, from_state, to_state, reason, actor, version, created_at)
 		VALUES (v_id, NULL, 'rejected', 'insufficient stock', session_user, 1, v_now);
 		RETURN ROW('insufficient', 'rejected', true, v_id, p_sku, p_quantity,
-				   NULL)::inventory.outcome;
+				   NULL, NULL, NULL)::inventory.outcome;
 	END IF;
 
 	UPDATE inventory.stock_slot s
 	   SET available = s.available - p_quantity, reserved = s.reserved + p_quantity,
 		   updated_at = v_now
-	 WHERE s.slot = 0 AND s.tenant = p_tenant AND s.sku = p_sku;
-	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-	VALUES (v_id, p_tenant, p_sku, p_quantity);
+	 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = p_tenant AND s.sku = p_sku;
+	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+	VALUES (v_id, p_tenant, p_sku, 'default', p_quantity);
+	v_lines := pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('sku', p_sku,
+					'location', 'default', 'quantity', p_quantity));
 	INSERT INTO inventory.reservation_transition
 		(reservation_id, from_state, to_state, reason, actor, version, created_at)
 	VALUES (v_id, NULL, 'pending', NULL, session_user, 1, v_now);
@@ -240,15 +251,15 @@ BEGIN
 	VALUES (v_event, 'reservation.reserved', p_tenant, v_id,
 		pg_catalog.jsonb_build_object('event_id', v_event, 'event_type', 'reservation.reserved',
 			'tenant', p_tenant, 'request_key', p_key, 'reservation_id', v_id,
-			'state', 'pending', 'version', 1,
-			'lines', pg_catalog.jsonb_build_array(pg_catalog.jsonb_build_object('sku', p_sku,
-						'quantity', p_quantity)),
+			'state', 'pending', 'version', 1, 'reason', NULL::text,
+			'lines', v_lines,
 			'expires_at', pg_catalog.to_char(v_expires AT TIME ZONE 'UTC',
 				'YYYY-MM-DD"T"HH24:MI:SS.US"Z"'),
 			'occurred_at', pg_catalog.to_char(v_now AT TIME ZONE 'UTC',
 				'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')),
 		v_now);
-	RETURN ROW('reserved', 'pending', true, v_id, p_sku, p_quantity, v_expires)::inventory.outcome;
+	RETURN ROW('reserved', 'pending', true, v_id, p_sku, p_quantity, v_expires, v_lines,
+			   NULL)::inventory.outcome;
 END
 $$;
 

@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(224);
+SELECT plan(233);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -43,6 +43,9 @@ SELECT has_table('inventory', 'location', 'inventory.location is a table (0.5)')
 SELECT has_table('inventory', 'allocation_policy', 'inventory.allocation_policy is a table (0.5)');
 SELECT has_table('inventory', 'stock_location', 'inventory.stock_location is a table (0.5)');
 SELECT has_view('inventory', 'location_stock', 'inventory.location_stock is a view (0.5)');
+SELECT has_table('inventory', 'reservation_archive', 'inventory.reservation_archive is a table (0.5, retention)');
+SELECT has_table('inventory', 'purged_confirmed', 'inventory.purged_confirmed is a table (0.5, retention)');
+SELECT has_table('inventory', 'stock_ledger_archive', 'inventory.stock_ledger_archive is a table (0.5, retention)');
 -- 0.5: the DBA's console
 SELECT has_view('inventory', 'pending_hold', 'inventory.pending_hold is a view (0.5)');
 SELECT has_view('inventory', 'pending_hold_summary', 'inventory.pending_hold_summary is a view (0.5)');
@@ -226,6 +229,9 @@ SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
 -- #14 part B: a SKU with no stock
 SELECT has_function('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'register_sku(text, text, text) exists');
+-- 0.5, retention of history
+SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
+SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
 -- 0.5: the DBA's console
 SELECT has_function('inventory', 'clock', ARRAY[]::name[], 'clock() exists');
 SELECT has_function('inventory', 'worker_status', ARRAY[]::name[], 'worker_status() exists');
@@ -260,6 +266,8 @@ SELECT function_returns('inventory', 'register_sku', ARRAY['text', 'text', 'text
 SELECT function_returns('inventory', 'availability', ARRAY['text', 'text[]'], 'setof record', 'availability returns a set');
 SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp with time zone'], 'inventory.outcome', 'extend returns inventory.outcome');
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
+SELECT function_returns('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'integer', 'purge_history returns integer');
+SELECT function_returns('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'integer', 'archive_ledger returns integer');
 SELECT is(pg_get_function_result('inventory.availability(text,text[])'::regprocedure),
 	'TABLE(sku text, location text, sellable bigint, available bigint, reserved bigint, consumed bigint)',
 	'availability returns TABLE(sku, location, sellable, available, reserved, consumed)');
@@ -318,6 +326,12 @@ SELECT is(pg_get_function_arguments('inventory.amend(text,text,jsonb)'::regproce
 	'tenant text, request_key text, lines jsonb', 'amend: parameter names');
 SELECT is(pg_get_function_arguments('inventory.register_sku(text,text,text)'::regprocedure),
 	'tenant text, sku text, location text DEFAULT NULL::text', 'register_sku: parameter names, location defaults to NULL');
+SELECT is(pg_get_function_arguments('inventory.purge_history(interval,integer,boolean)'::regprocedure),
+	'older_than interval DEFAULT ''90 days''::interval, max_rows integer DEFAULT 10000, archive boolean DEFAULT false',
+	'purge_history: older_than defaults to 90 days, max_rows to 10000, archive to false');
+SELECT is(pg_get_function_arguments('inventory.archive_ledger(interval,integer)'::regprocedure),
+	'older_than interval DEFAULT ''365 days''::interval, max_rows integer DEFAULT 10000',
+	'archive_ledger: older_than defaults to 365 days, max_rows to 10000');
 -- availability only reads: it must not be VOLATILE either
 SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
 			  WHERE oid = 'inventory.availability(text,text[])'::regprocedure),
@@ -397,6 +411,8 @@ SELECT is_empty($$
 		'inventory.extend(text,text,timestamptz)',
 		'inventory.amend(text,text,jsonb)',
 		'inventory.register_sku(text,text,text)',
+		'inventory.purge_history(interval,integer,boolean)',
+		'inventory.archive_ledger(interval,integer)',
 		'inventory.clock()',
 		'inventory.worker_status()',
 		'inventory.requeue_dead_letters(bigint[],text)',
@@ -470,7 +486,11 @@ SELECT is_empty($$
 		('tenant_grant', 'tenant_grant_pkey', 'p'),
 		('outbox', 'outbox_event_id_unique', 'u'),
 		('outbox', 'outbox_event_type_valid', 'c'),
-		('reservation_line', 'reservation_line_unique', 'u')
+		('reservation_line', 'reservation_line_unique', 'u'),
+		('reservation_archive', 'reservation_archive_pkey', 'p'),
+		('purged_confirmed', 'purged_confirmed_pkey', 'p'),
+		('purged_confirmed', 'purged_confirmed_stock_location_fk', 'f'),
+		('stock_ledger_archive', 'stock_ledger_archive_request_key_unique', 'u')
 	  ) AS want(rel, conname, contype)
 	 WHERE NOT EXISTS (
 		SELECT 1 FROM pg_catalog.pg_constraint c
@@ -546,7 +566,8 @@ SELECT is_empty($$
 				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
 				   ('inventory.tenant_grant'), ('inventory.outbox'),
 				   ('inventory.location'), ('inventory.allocation_policy'),
-				   ('inventory.stock_location'),
+				   ('inventory.stock_location'), ('inventory.reservation_archive'),
+				   ('inventory.purged_confirmed'), ('inventory.stock_ledger_archive'),
 				   ('inventory.reservation_id_seq'), ('inventory.stock_ledger_id_seq'),
 				   ('inventory.reservation_transition_id_seq'),
 				   ('inventory.outbox_id_seq')) AS want(rel),

@@ -7,7 +7,7 @@
 -- transaction; the final ROLLBACK removes them again.
 
 BEGIN;
-SELECT plan(125);
+SELECT plan(129);
 
 SET LOCAL pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 
@@ -51,6 +51,8 @@ GRANT EXECUTE ON FUNCTION
 	inventory.adjust_at(text, text, text, text, bigint, text, text),
 	inventory.availability(text, text[]),
 	inventory.register_sku(text, text, text),
+	inventory.purge_history(interval, integer, boolean),
+	inventory.archive_ledger(interval, integer),
 	inventory.clock(),
 	inventory.worker_status(),
 	inventory.requeue_dead_letters(bigint[], text),
@@ -203,6 +205,10 @@ SELECT throws_ok($$SELECT inventory.adjust_at('auth-ta', 'a-adj', 'A', 'default'
 	'42501', NULL, 'app_a cannot adjust at a location (no EXECUTE)');
 SELECT throws_ok($$SELECT inventory.register_sku('auth-ta', 'A-new')$$, '42501',
 	NULL, 'app_a cannot register a SKU (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.purge_history()$$, '42501',
+	NULL, 'app_a cannot purge history (no EXECUTE)');
+SELECT throws_ok($$SELECT inventory.archive_ledger()$$, '42501',
+	NULL, 'app_a cannot archive the ledger (no EXECUTE)');
 -- tables: no direct reads or writes
 SELECT throws_ok($$SELECT * FROM inventory.stock$$, '42501',
 	NULL, 'app_a cannot read inventory.stock');
@@ -320,6 +326,8 @@ SELECT is(inventory.restock('auth-tb', 'rcpt-2', 'B', 5), 12::bigint,
 SELECT is(inventory.adjust('auth-tb', 'adj-1', 'B', -2, 'loss', 'water damage'), 10::bigint,
 	'operator adjusts auth-tb');
 SELECT lives_ok($$SELECT inventory.expire_due(10)$$, 'operator calls expire_due');
+SELECT lives_ok($$SELECT inventory.purge_history('90 days', 10)$$, 'operator calls purge_history');
+SELECT lives_ok($$SELECT inventory.archive_ledger('365 days', 10)$$, 'operator calls archive_ledger');
 SELECT is_empty($$SELECT * FROM inventory.check_invariants()$$,
 	'operator calls check_invariants: healthy');
 SELECT results_eq($$

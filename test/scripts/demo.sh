@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # test/scripts/demo.sh (`make demo`): pg_inventory under a realistic load,
-# end to end, in about a minute: reservations -> outbox -> inventory-relay ->
+# end to end, in about two minutes: reservations -> outbox -> inventory-relay ->
 # RabbitMQ -> inventory-fulfiller -> fulfillment requests.
 #
 #  1. installs the packages (deps.sh), builds and installs the extension,
@@ -9,8 +9,11 @@
 #     (pg_inventory.worker_database = 'demo'), creates database demo with
 #     the extension and two roles:
 #       shop_app            the application: reserve, reserve_lines, confirm,
-#                           cancel, lookup, granted tenants acme and globex
-#       inventory_operator  restock, adjust, expire_due, check_invariants,
+#                           cancel, lookup, extend, amend, availability,
+#                           granted tenants acme and globex
+#       inventory_operator  restock, adjust, restock_at, adjust_at,
+#                           set_location, set_allocation_policy,
+#                           set_stock_policy, expire_due, check_invariants,
 #                           grant_tenant, revoke_tenant, SELECT on the tables
 #       outbox_relay        the relay functions and outbox_metrics only
 #       fulfiller           lookup, compensate, every tenant, and its own
@@ -19,9 +22,22 @@
 #                           has it)
 #     and a throwaway RabbitMQ (test/scripts/rabbitmq.sh); the demo fails
 #     if it cannot start;
-#  3. the operator stocks a catalog: 2 tenants x 300 SKUs; the five best
-#     sellers have little stock, so they run out and some reservations
-#     come back `insufficient`;
+#  3. the operator sets up each of 2 tenants (acme, globex) with three
+#     locations, warehouse-a (priority 10), warehouse-b (20) and a store
+#     (50) with little stock (set_location), lets globex split a line over
+#     locations (set_allocation_policy; acme keeps the default: no split),
+#     and stocks 300 SKUs per location (restock_at); the five best sellers
+#     have little stock at every location, so they run out location by
+#     location and some reservations come back `insufficient`; stock
+#     policies (set_stock_policy): the best sellers are `low` at
+#     warehouse-a from 15 sellable units, the store's SKUs from 1, and
+#     sku-0002 keeps 2 display units at the store (safety stock);
+#     then a short story, call by call as shop_app, with each outcome:
+#     acme cannot hold 4 units that no single location has, globex splits
+#     them, a click and collect cart pinned to the store, availability,
+#     another split, amended (down: the lowest priority location gives
+#     back first; then up beyond the stock: refused, nothing changed) and
+#     extended;
 #  4. two relays (one queue `inventory.audit` bound with '#' keeps every
 #     event routable) and a fulfiller (queue `fulfillment`; the warehouse
 #     cannot ship sku-0003 and sku-0009, and the fulfiller runs with
@@ -31,18 +47,26 @@
 #     batch published, and a fulfiller that dies between its commit and its
 #     ack (the test hooks), so some events arrive twice and are deduplicated;
 #     pgbench drives it AS shop_app (8 clients, 20 s, the scripts in
-#     test/bench/demo/: single items and 2-4 line carts, each confirmed,
-#     cancelled or left to expire after 2 s) while a second pgbench AS
-#     inventory_operator sweeps expire_due and delivers small restocks;
+#     test/bench/demo/: single items and 2-4 line carts left to the
+#     allocation policy, a fifth of the carts click and collect with a line
+#     pinned to the store, each confirmed (some after an amend or an
+#     extend), cancelled or left to expire after 2 s) while a second
+#     pgbench AS inventory_operator sweeps expire_due and delivers small
+#     restocks to one location (restock_at);
 #  5. waits (bounded) until the reservations left behind have expired by
 #     themselves and the relays and the fulfiller have caught up, scrapes
 #     each program's /metrics and /healthz (they run with --metrics-address
 #     127.0.0.1:0, curl), prints a report (with events published, consumed,
 #     deduplicated, fulfillment requests, compensations, relay throughput,
-#     end-to-end lag and a few lines of each scrape) and runs
+#     end-to-end lag and a few lines of each scrape, and for 0.5: stock
+#     and allocations per location, split lines, click and collect lines,
+#     amends and extends, stock level events) and runs
 #     inventory.check_invariants(), which must return no rows; the demo
-#     fails if it returns any, if an event stays unpublished, or if a
-#     confirmation has no effect or more than one.
+#     fails if it returns any, if an event stays unpublished, if a
+#     confirmation has no effect or more than one, if the outbox holds
+#     other than one event per state change and ledger record plus the
+#     stock level events (whose count must equal the stock versions less
+#     the ledger records), if acme split a line or globex split none.
 # The servers are stopped and removed on exit.
 #
 # Knobs: DEMO_SECONDS (20), DEMO_CLIENTS (8), DEMO_JOBS (2).
@@ -57,11 +81,16 @@ CLIENTS=${DEMO_CLIENTS:-8}
 JOBS=${DEMO_JOBS:-2}
 SKUS=300
 HOT_SKUS=5
-HOT_STOCK=150
-STOCK=5000
+HOT_STOCK_A=40  # the five best sellers at warehouse-a,
+HOT_STOCK_B=10  # at warehouse-b
+HOT_LOW=15      # low_threshold of the best sellers at warehouse-a
+STOCK_A=3000    # warehouse-a, the other SKUs
+STOCK_B=2000    # warehouse-b
+STORE_SKUS=40   # the store has sku-0001..sku-0040,
+STORE_STOCK=4   # 4 units each
 WORK=$(mktemp -d /tmp/pg_inventory_demo.XXXXXX)
 
-step() { printf '\n== %s ==\n' "$*"; }
+step() { printf '\n== %s == (at %d s)\n' "$*" "$SECONDS"; }
 sub() { printf -- '-- %s\n' "$*"; }
 die() { echo "demo: $*" >&2; exit 1; }
 
@@ -69,6 +98,7 @@ die() { echo "demo: $*" >&2; exit 1; }
 su_sql() { psql -X -q -v ON_ERROR_STOP=1 -d demo "$@"; }
 op_sql() { psql -X -q -v ON_ERROR_STOP=1 -P footer=off -d demo -U inventory_operator "$@"; }
 op_val() { psql -X -q -v ON_ERROR_STOP=1 -At -d demo -U inventory_operator "$@"; }
+shop_sql() { psql -X -q -v ON_ERROR_STOP=1 -P footer=off -d demo -U shop_app "$@"; }
 
 PIDS=()
 cleanup() {
@@ -102,6 +132,8 @@ echo "inventory-relay and inventory-fulfiller built in build/"
 step "2. a throwaway PostgreSQL 15 with the expiry worker"
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
+# ports of our own, away from where the test suites start (55432, 5673)
+PGI_PORT=$(pg_free_port 57432)
 PGI_CONF="shared_preload_libraries = 'pg_inventory'
 pg_inventory.worker_database = 'demo'
 pg_inventory.worker_interval = 500" pg_start
@@ -109,6 +141,7 @@ echo "server on port $PGPORT (data, socket and log in $PGI_DIR)"
 # shellcheck source=test/scripts/rabbitmq.sh
 source test/scripts/rabbitmq.sh
 unset RMQ_DIR RMQ_PORT RMQ_DIST_PORT RMQ_EPMD_PORT RMQ_NODENAME
+RMQ_PORT=$(rmq_free_port 5873)
 rmq_start >"$WORK/rabbitmq.log" 2>&1 || {
 	tail -n 40 "$WORK/rabbitmq.log"
 	die "RabbitMQ did not start"
@@ -127,7 +160,10 @@ GRANT EXECUTE ON FUNCTION
 	inventory.reserve_lines(text, text, jsonb, interval),
 	inventory.confirm(text, text),
 	inventory.cancel(text, text, text),
-	inventory.lookup(text, text)
+	inventory.lookup(text, text),
+	inventory.extend(text, text, timestamptz),
+	inventory.amend(text, text, jsonb),
+	inventory.availability(text, text[])
 	TO shop_app;
 
 -- the operator: stock movements, expiry, checks and tenant grants, and it
@@ -137,6 +173,11 @@ GRANT USAGE ON SCHEMA inventory TO inventory_operator;
 GRANT EXECUTE ON FUNCTION
 	inventory.restock(text, text, text, integer, text),
 	inventory.adjust(text, text, text, bigint, text, text),
+	inventory.restock_at(text, text, text, text, integer, text),
+	inventory.adjust_at(text, text, text, text, bigint, text, text),
+	inventory.set_location(text, text, integer, boolean),
+	inventory.set_allocation_policy(text, boolean),
+	inventory.set_stock_policy(text, text, text, bigint, bigint),
 	inventory.expire_due(integer),
 	inventory.check_invariants(),
 	inventory.grant_tenant(text, regrole),
@@ -176,17 +217,45 @@ SQL
 echo "database demo: extension pg_inventory $(su_sql -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory'"), roles shop_app, inventory_operator, outbox_relay and fulfiller"
 
 # ------------------------------------------------------------------ 3
-step "3. the operator stocks the catalog and grants the shop its tenants"
-op_sql -v skus=$SKUS -v hot=$HOT_SKUS -v hot_stock=$HOT_STOCK -v stock=$STOCK <<'SQL'
+step "3. the operator sets up locations, stocks the catalog and grants the shop its tenants"
+op_sql -v skus=$SKUS -v hot=$HOT_SKUS -v hot_stock_a=$HOT_STOCK_A -v hot_stock_b=$HOT_STOCK_B -v hot_low=$HOT_LOW \
+	-v stock_a=$STOCK_A -v stock_b=$STOCK_B -v store_skus=$STORE_SKUS -v store_stock=$STORE_STOCK <<'SQL'
 SELECT bool_and(inventory.grant_tenant(t, 'shop_app')) AS granted
   FROM unnest(ARRAY['acme', 'globex']) AS t \gset
--- opening stock: one receipt per SKU, each with its own request key
-SELECT count(inventory.restock(t, concat('opening-', s), concat('sku-', lpad(s::text, 4, '0')),
-		CASE WHEN s <= :hot THEN :hot_stock ELSE :stock END, 'opening stock')) AS receipts
-  FROM unnest(ARRAY['acme', 'globex']) AS t, generate_series(1, :skus) AS s \gset
-SELECT tenant, count(*) AS skus, sum(available) AS "units available",
-	   count(*) FILTER (WHERE available <= :hot_stock) AS "SKUs with little stock"
-  FROM inventory.stock GROUP BY tenant ORDER BY tenant;
+-- three locations per tenant: two warehouses and a store (the smaller
+-- priority serves first)
+SELECT count(inventory.set_location(t, l, p)) AS locations
+  FROM unnest(ARRAY['acme', 'globex']) AS t,
+	   (VALUES ('warehouse-a', 10), ('warehouse-b', 20), ('store', 50)) AS v(l, p) \gset
+-- globex may fill a line from several locations; acme keeps the default
+SELECT inventory.set_allocation_policy('globex', true) AS split \gset
+-- opening stock: one receipt per SKU and location, each with its own key
+SELECT count(inventory.restock_at(t, concat('opening-', l, '-', s), concat('sku-', lpad(s::text, 4, '0')), l,
+		CASE WHEN l = 'warehouse-a' THEN CASE WHEN s <= :hot THEN :hot_stock_a ELSE :stock_a END
+			 ELSE CASE WHEN s <= :hot THEN :hot_stock_b ELSE :stock_b END END,
+		'opening stock')) AS receipts
+  FROM unnest(ARRAY['acme', 'globex']) AS t, unnest(ARRAY['warehouse-a', 'warehouse-b']) AS l,
+	   generate_series(1, :skus) AS s \gset
+SELECT count(inventory.restock_at(t, concat('opening-store-', s), concat('sku-', lpad(s::text, 4, '0')),
+		'store', :store_stock, 'opening stock')) AS receipts
+  FROM unnest(ARRAY['acme', 'globex']) AS t, generate_series(1, :store_skus) AS s \gset
+-- stock policies: the best sellers are low at warehouse-a from :hot_low
+-- sellable units, the store's SKUs from 1; sku-0002 keeps 2 display units
+-- at the store (safety stock: available, never reserved)
+SELECT count(inventory.set_stock_policy(t, concat('sku-', lpad(s::text, 4, '0')), 'warehouse-a', 0, :hot_low))
+	AS policies
+  FROM unnest(ARRAY['acme', 'globex']) AS t, generate_series(1, :hot) AS s \gset
+SELECT count(inventory.set_stock_policy(t, concat('sku-', lpad(s::text, 4, '0')), 'store',
+		CASE WHEN s = 2 THEN 2 ELSE 0 END, 1)) AS policies
+  FROM unnest(ARRAY['acme', 'globex']) AS t, generate_series(1, :store_skus) AS s \gset
+SELECT l.tenant, l.location, l.priority, coalesce(p.allow_split, false) AS "tenant splits lines",
+	   count(*) AS skus, sum(s.available) AS "units available", sum(s.safety_stock) AS "safety stock",
+	   count(*) FILTER (WHERE s.low_threshold IS NOT NULL) AS "SKUs with a low threshold"
+  FROM inventory.location AS l
+  LEFT JOIN inventory.allocation_policy AS p ON p.tenant = l.tenant
+  JOIN inventory.location_stock AS s ON s.tenant = l.tenant AND s.location = l.location
+ GROUP BY l.tenant, l.location, l.priority, p.allow_split
+ ORDER BY l.tenant, l.priority, l.location;
 SELECT tenant, member::text AS "may act for it" FROM inventory.tenant_member ORDER BY 1, 2;
 SQL
 
@@ -205,16 +274,49 @@ expect_denied "reserve for tenant initech" \
 expect_denied "read inventory.stock" \
 	"SELECT count(*) FROM inventory.stock"
 
+sub "the life of a hold, call by call as shop_app (stock: sku-0301 2 units at each warehouse and 1 at the store, sku-0302 5 at warehouse-b, sku-0303 1 at warehouse-a and 2 at warehouse-b)"
+op_sql -c "SELECT count(inventory.restock_at(t, concat('story-', k, '-', l), k, l, q, 'story stock')) AS receipts
+	FROM unnest(ARRAY['acme', 'globex']) AS t,
+		 (VALUES ('sku-0301', 'warehouse-a', 2), ('sku-0301', 'warehouse-b', 2), ('sku-0301', 'store', 1),
+				 ('sku-0302', 'warehouse-b', 5), ('sku-0303', 'warehouse-a', 1),
+				 ('sku-0303', 'warehouse-b', 2)) AS v(k, l, q)" >/dev/null
+story() { # story TITLE SQL: one call as shop_app, its outcome
+	printf '  %s\n' "$1"
+	shop_sql -c "$2" | sed 's/^/    /'
+}
+OUT="status, state, applied, quantity, lines"
+story "acme reserves 4 x sku-0301: no location has 4 and acme does not split -> insufficient (lines: what was sellable)" \
+	"SELECT $OUT FROM inventory.reserve_lines('acme', 'story-1', '[{\"sku\": \"sku-0301\", \"quantity\": 4}]', '1 hour')"
+story "globex, the same: its policy splits the line over both warehouses (priority order)" \
+	"SELECT $OUT FROM inventory.reserve_lines('globex', 'story-1', '[{\"sku\": \"sku-0301\", \"quantity\": 4}]', '1 hour')"
+story "globex click and collect: sku-0301 pinned to the store, sku-0302 left to the policy" \
+	"SELECT $OUT FROM inventory.reserve_lines('globex', 'story-2', '[{\"sku\": \"sku-0301\", \"quantity\": 1, \"location\": \"store\"}, {\"sku\": \"sku-0302\", \"quantity\": 2}]', '1 hour')"
+story "availability: sellable per location, then the total (location empty)" \
+	"SELECT * FROM inventory.availability('globex', ARRAY['sku-0301', 'sku-0302'])"
+story "globex story-3, 3 x sku-0303: split again (1 at warehouse-a, 2 at warehouse-b)" \
+	"SELECT $OUT FROM inventory.reserve_lines('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 3}]', '1 hour')"
+story "amend story-3 down to 2: one unit goes back, from the lowest priority location first (warehouse-b)" \
+	"SELECT $OUT FROM inventory.amend('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 2}]')"
+story "amend story-3 up to 6: 4 more units are not there -> insufficient, nothing changed, still pending" \
+	"SELECT $OUT FROM inventory.amend('globex', 'story-3', '[{\"sku\": \"sku-0303\", \"quantity\": 6}]')"
+story "extend story-3 to two hours from now (expires_at moves, a reservation.extended event)" \
+	"SELECT status, state, applied, expires_at FROM inventory.extend('globex', 'story-3', clock_timestamp() + interval '2 hours')"
+story "confirm story-1, story-2 and story-3" \
+	"SELECT o.status, o.state, o.applied, o.lines FROM unnest(ARRAY['story-1', 'story-2', 'story-3']) AS k, LATERAL inventory.confirm('globex', k) AS o"
+printf '  %s\n' "the stock level events so far (sku-0301..sku-0303; as inventory_operator)"
+op_sql -c "SELECT tenant, payload->>'sku' AS sku, event_type, payload->>'location' AS location, payload->>'level' AS level, payload->>'sellable' AS sellable, payload->>'version' AS version FROM inventory.outbox WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low') AND payload->>'sku' IN ('sku-0301', 'sku-0302', 'sku-0303') ORDER BY id" | sed 's/^/    /'
+
 # ------------------------------------------------------------------ 4
 step "4. relays and fulfiller, then the workload: pgbench as shop_app for ${SECONDS_RUN}s, $CLIENTS clients"
 # the fulfiller's setup, as in README section 7: its schema (as its role) and
-# what the warehouse ships: every SKU but sku-0003 and sku-0009.  The
+# what the warehouse ships: every SKU but sku-0003 and sku-0009 (and the
+# story's sku-0301..sku-0303).  The
 # fulfiller refuses to start while warehouse_sku is empty.
 psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -f src/fulfiller/schema.sql
 psql -X -q -v ON_ERROR_STOP=1 -d demo -U fulfiller -c "INSERT INTO fulfillment.warehouse_sku
 	SELECT tenant, sku FROM unnest(ARRAY['acme', 'globex']) AS tenant,
 		LATERAL (SELECT concat('sku-', lpad(s::text, 4, '0')) AS sku
-				   FROM generate_series(1, $SKUS) AS s) AS k
+				   FROM generate_series(1, $SKUS + 3) AS s) AS k
 	 WHERE sku NOT IN ('sku-0003', 'sku-0009')"
 # undoing the sales the warehouse cannot ship is an explicit choice
 # (--compensate-unknown-sku); without it they would be held
@@ -257,9 +359,11 @@ disown $!
 echo "  relays relay-a, relay-b (exchange inventory, queue inventory.audit bound with '#'), fulfiller (queue fulfillment), fault drill at ${drill_at}s"
 cat <<EOF
   $BENCH/shop_reserve.sql  weight 7  reserve 1 item, then confirm 75% / cancel 15% / leave 10% to expire (ttl 2 s)
-  $BENCH/shop_cart.sql     weight 3  reserve_lines 2-4 lines, then confirm 70% / cancel 15% / leave 15% to expire
-  SKU popularity: random_exponential over $SKUS SKUs; sku-0001..sku-000$HOT_SKUS start with $HOT_STOCK units, the rest $STOCK
-  alongside, as inventory_operator (4 calls/s): expire_due(500) x3, a 20-unit delivery of a best seller x1
+  $BENCH/shop_cart.sql     weight 3  reserve_lines 2-4 lines (20% click and collect: the first line pinned to the store),
+                                     then confirm 70% (6% after amend +1 unit, 4% after extend) / cancel 15% / leave 15% to expire
+  SKU popularity: random_exponential over $SKUS SKUs; sku-0001..sku-000$HOT_SKUS start with $HOT_STOCK_A units at warehouse-a
+  and $HOT_STOCK_B at warehouse-b, the rest $STOCK_A (warehouse-a) and $STOCK_B (warehouse-b); the store has $STORE_STOCK units of sku-0001..sku-00$STORE_SKUS
+  alongside, as inventory_operator (4 calls/s): expire_due(500) x3, a delivery of a best seller to one location x1
 EOF
 start_epoch=$(op_val -c 'SELECT extract(epoch FROM clock_timestamp())')
 pgbench -n -M prepared -d demo -U inventory_operator -c 1 -j 1 -T "$SECONDS_RUN" -R 4 \
@@ -333,7 +437,7 @@ scrape() { # scrape LOG NAME: /metrics into $WORK/NAME.metrics, /healthz into NA
 for r in a b; do
 	port=$(metrics_port "relay-$r.log")
 	for _ in $(seq 100); do
-		curl -fsS --max-time 5 "http://127.0.0.1:$port/metrics" |
+		curl -fsS --max-time 5 "http://127.0.0.1:$port/metrics" 2>/dev/null |
 			grep -qx 'inventory_relay_outbox_backlog_events 0' && break
 		sleep 0.1
 	done
@@ -386,6 +490,114 @@ SELECT coalesce(s.tenant, 'all') AS tenant, count(*) AS skus,
   FROM inventory.stock AS s
  GROUP BY ROLLUP (s.tenant)
  ORDER BY s.tenant NULLS LAST;
+SQL
+
+sub "stock per location (0.5): counters, safety stock, sellable and levels"
+op_sql <<'SQL'
+SELECT s.tenant, s.location, l.priority, count(*) AS skus, sum(s.available) AS available,
+	   sum(s.reserved) AS reserved, sum(s.consumed) AS consumed, sum(s.safety_stock) AS "safety stock",
+	   sum(s.sellable) AS sellable, count(*) FILTER (WHERE s.level = 'out_of_stock') AS "out of stock",
+	   count(*) FILTER (WHERE s.level = 'low') AS low
+  FROM inventory.location_stock AS s
+  JOIN inventory.location AS l ON l.tenant = s.tenant AND l.location = s.location
+ GROUP BY s.tenant, s.location, l.priority
+ ORDER BY s.tenant, l.priority, s.location;
+SQL
+
+sub "allocation: lines and units held per location (every reservation that held stock; pinned = click and collect)"
+op_sql <<'SQL'
+WITH held AS (
+	SELECT r.tenant, r.id, l.location, l.sku, l.quantity,
+		   EXISTS (SELECT FROM jsonb_array_elements(r.request) AS e
+					WHERE e->>'sku' = l.sku AND e->>'location' = l.location) AS pinned
+	  FROM inventory.reservation AS r
+	  JOIN inventory.reservation_line AS l ON l.reservation_id = r.id
+	 WHERE r.state <> 'rejected')
+SELECT h.tenant, h.location, count(DISTINCT h.id) AS reservations, count(*) AS lines,
+	   sum(h.quantity) AS units, count(*) FILTER (WHERE h.pinned) AS "pinned lines",
+	   round(100.0 * sum(h.quantity) / sum(sum(h.quantity)) OVER (PARTITION BY h.tenant), 1) AS "% of the tenant's units"
+  FROM held AS h
+  JOIN inventory.location AS c ON c.tenant = h.tenant AND c.location = h.location
+ GROUP BY h.tenant, h.location, c.priority
+ ORDER BY h.tenant, c.priority, h.location;
+SQL
+
+sub "one SKU of a reservation held at several locations (a split line, unless pinned)"
+# MULTI: per (reservation, SKU) held at more than one location: pinned (a
+# line of it named a location) and amended (an amend may take the
+# increment elsewhere, whatever the policy)
+MULTI="SELECT r.tenant, r.id, r.request_key, l.sku,
+		   bool_or(EXISTS (SELECT FROM jsonb_array_elements(r.request) AS e
+							WHERE e->>'sku' = l.sku AND e ? 'location')) AS pinned,
+		   EXISTS (SELECT FROM inventory.reservation_transition AS t
+					WHERE t.reservation_id = r.id AND t.reason = 'amended') AS amended
+	  FROM inventory.reservation AS r
+	  JOIN inventory.reservation_line AS l ON l.reservation_id = r.id
+	 WHERE r.state <> 'rejected'
+	 GROUP BY r.tenant, r.id, r.request_key, l.sku
+	HAVING count(*) > 1"
+op_sql <<SQL
+WITH multi AS ($MULTI)
+SELECT t.tenant, coalesce(p.allow_split, false) AS "may split",
+	   count(m.id) FILTER (WHERE NOT m.pinned AND NOT m.amended) AS "split lines (by the policy)",
+	   count(m.id) FILTER (WHERE NOT m.pinned AND m.amended) AS "after an amend",
+	   count(m.id) FILTER (WHERE m.pinned) AS "same SKU pinned and left to the policy"
+  FROM unnest(ARRAY['acme', 'globex']) AS t(tenant)
+  LEFT JOIN inventory.allocation_policy AS p ON p.tenant = t.tenant
+  LEFT JOIN multi AS m ON m.tenant = t.tenant
+ GROUP BY t.tenant, p.allow_split
+ ORDER BY t.tenant;
+SQL
+# acme may not split: a line at several locations there is pinned or amended
+read -r acme_split globex_split < <(op_val -F ' ' -c "WITH multi AS ($MULTI)
+	SELECT count(*) FILTER (WHERE tenant = 'acme' AND NOT pinned AND NOT amended),
+		   count(*) FILTER (WHERE tenant = 'globex' AND NOT pinned AND NOT amended) FROM multi")
+op_sql <<SQL
+WITH multi AS ($MULTI),
+first AS (SELECT id, sku FROM multi WHERE tenant = 'globex' AND NOT pinned
+		   ORDER BY amended, request_key LIKE 'story-%', id LIMIT 1)
+SELECT r.tenant, r.request_key, r.state, l.sku,
+	   string_agg(concat(l.location, ' ', l.quantity), ', ' ORDER BY c.priority) AS "example split line: location units"
+  FROM first AS f
+  JOIN inventory.reservation AS r ON r.id = f.id
+  JOIN inventory.reservation_line AS l ON l.reservation_id = f.id AND l.sku = f.sku
+  JOIN inventory.location AS c ON c.tenant = l.tenant AND c.location = l.location
+ GROUP BY r.tenant, r.request_key, r.state, l.sku;
+SQL
+
+sub "click and collect: lines pinned to the store"
+op_sql <<'SQL'
+SELECT r.tenant, count(*) FILTER (WHERE r.state <> 'rejected') AS "held at the store",
+	   count(*) FILTER (WHERE r.state = 'rejected') AS "in refused carts",
+	   sum(e.quantity) FILTER (WHERE r.state <> 'rejected') AS units
+  FROM inventory.reservation AS r
+  CROSS JOIN LATERAL jsonb_to_recordset(r.request) AS e(sku text, location text, quantity integer)
+ WHERE e.location = 'store' AND (r.request_key LIKE 'cart-%' OR r.request_key LIKE 'story-%')
+ GROUP BY r.tenant ORDER BY r.tenant;
+SQL
+
+sub "the life of a hold: amend and extend in the workload (transitions pending -> pending)"
+op_sql <<'SQL'
+SELECT r.tenant, t.reason AS "call", count(*) AS "applied",
+	   count(*) FILTER (WHERE r.state = 'confirmed') AS "now confirmed"
+  FROM inventory.reservation_transition AS t
+  JOIN inventory.reservation AS r ON r.id = t.reservation_id
+ WHERE t.from_state = 'pending' AND t.to_state = 'pending'
+ GROUP BY r.tenant, t.reason ORDER BY r.tenant, t.reason;
+SQL
+
+sub "stock level events by location (stock.out_of_stock, stock.back_in_stock, stock.low)"
+op_sql <<'SQL'
+SELECT o.tenant, o.payload->>'location' AS location,
+	   count(*) FILTER (WHERE o.event_type = 'stock.out_of_stock') AS out_of_stock,
+	   count(*) FILTER (WHERE o.event_type = 'stock.back_in_stock') AS back_in_stock,
+	   count(*) FILTER (WHERE o.event_type = 'stock.low') AS low,
+	   count(DISTINCT o.payload->>'sku') AS skus
+  FROM inventory.outbox AS o
+  JOIN inventory.location AS c ON c.tenant = o.tenant AND c.location = o.payload->>'location'
+ WHERE o.event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')
+ GROUP BY o.tenant, o.payload->>'location', c.priority
+ ORDER BY o.tenant, c.priority;
 SQL
 
 sub "the most requested SKUs (the first five start with little stock and sell out)"
@@ -501,11 +713,18 @@ sub "SELECT * FROM inventory.check_invariants()   -- healthy: no rows"
 op_sql -P footer=on -c 'SELECT * FROM inventory.check_invariants()'
 problems=$(op_val -c 'SELECT count(*) FROM inventory.check_invariants()')
 
-sub "every change wrote exactly one outbox event"
-read -r events changes < <(op_val -F ' ' -c "SELECT (SELECT count(*) FROM inventory.outbox),
+sub "every change wrote exactly one outbox event (stock level events counted apart)"
+# a level event has no transition or ledger row; each stock event (ledger
+# record or level change) bumps its (sku, location)'s stock version once
+read -r events changes levels versions ledger < <(op_val -F ' ' -c "SELECT (SELECT count(*) FROM inventory.outbox),
 	(SELECT count(*) FROM inventory.reservation_transition WHERE to_state <> 'rejected')
-	+ (SELECT count(*) FROM inventory.stock_ledger)")
-printf '  outbox events %s, state changes + ledger records %s\n' "$events" "$changes"
+	+ (SELECT count(*) FROM inventory.stock_ledger),
+	(SELECT count(*) FROM inventory.outbox
+	  WHERE event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')),
+	(SELECT sum(version) FROM inventory.stock_location),
+	(SELECT count(*) FROM inventory.stock_ledger)")
+printf '  outbox events %s, state changes + ledger records %s + stock level events %s\n' "$events" "$changes" "$levels"
+printf '  stock versions %s, ledger records %s + stock level events %s\n' "$versions" "$ledger" "$levels"
 
 if [ "$scraped_pub" -ne "$relay_pub" ]; then
 	die "the relays' /metrics say $scraped_pub events published, their final stats $relay_pub"
@@ -519,8 +738,17 @@ fi
 if [ "$problems" -ne 0 ]; then
 	die "check_invariants() returned $problems rows"
 fi
-if [ "$events" -ne "$changes" ]; then
-	die "outbox events ($events) differ from state changes + ledger records ($changes)"
+if [ "$events" -ne "$((changes + levels))" ]; then
+	die "outbox events ($events) differ from state changes + ledger records + stock level events ($changes + $levels)"
+fi
+if [ "$versions" -ne "$((ledger + levels))" ]; then
+	die "stock versions ($versions) differ from ledger records + stock level events ($ledger + $levels)"
+fi
+if [ "$acme_split" -ne 0 ]; then
+	die "acme may not split a line, yet $acme_split lines are held at several locations"
+fi
+if [ "$globex_split" -eq 0 ]; then
+	die "globex may split a line, yet no line was split"
 fi
 echo
-echo "demo OK: $reservations reservations under load, $published events relayed, $requests fulfillment requests, $dedup duplicates absorbed, invariants hold"
+echo "demo OK: $reservations reservations under load, $published events relayed ($levels stock level events), $globex_split split lines, $requests fulfillment requests, $dedup duplicates absorbed, invariants hold"

@@ -7,7 +7,9 @@
 # exported, as pg_env.sh's pg_start does) with pg_inventory installed.  It
 # creates the database dump_src, runs a workload in it (restocks, an
 # adjustment, reserves including a rejection, confirm, cancel, compensate, a
-# multi-line reserve, tenant grants to a role made for the test), dumps it
+# multi-line reserve, tenant grants to a role made for the test; since 0.5 a
+# second location with a stock policy, the allocation policy, a receipt
+# there and a pinned line), dumps it
 # with `pg_dump -Fc`, restores into dump_dst with `pg_restore`, compares
 # every table's rows and every sequence's position, then makes new calls in
 # dump_dst.  Prints TAP (1..N, ok/not ok) and exits non-zero on any failure.
@@ -22,7 +24,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 SRC=${DR_SRC:-dump_src}
 DST=${DR_DST:-dump_dst}
 ROLE=dump_restore_app
-PLAN=24
+PLAN=27
 WORK=$(mktemp -d /tmp/pg_inventory_dump.XXXXXX)
 
 # plan, ok, not_ok, check DESCRIPTION EXPECTED GOT, q DB SQL, tap_done
@@ -61,6 +63,10 @@ SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10, 'first delivery');
 SELECT inventory.restock('dr-a', 'rcpt-2', 'B', 5);
 SELECT inventory.restock('dr-b', 'rcpt-1', 'A', 3);
 SELECT inventory.adjust('dr-a', 'adj-1', 'B', -1, 'loss', 'broken in the warehouse');
+SELECT inventory.set_location('dr-a', 'north', 200);
+SELECT inventory.set_allocation_policy('dr-a', true);
+SELECT inventory.restock_at('dr-a', 'rcpt-n1', 'A', 'north', 4);
+SELECT inventory.set_stock_policy('dr-a', 'A', 'north', 1);
 SELECT status FROM inventory.reserve('dr-a', 'order-1', 'A', 2);
 SELECT status FROM inventory.reserve('dr-a', 'order-2', 'A', 3);
 SELECT status FROM inventory.reserve('dr-a', 'order-3', 'A', 100);
@@ -72,10 +78,12 @@ SELECT status FROM inventory.cancel('dr-a', 'order-2', 'customer cancelled');
 SELECT status FROM inventory.confirm('dr-a', 'order-4');
 SELECT status FROM inventory.compensate('dr-a', 'order-4', 'parcel lost');
 SELECT status FROM inventory.reserve('dr-a', 'order-5', 'B', 1);
+SELECT status FROM inventory.reserve_lines('dr-a', 'order-6',
+	'[{\"sku\": \"A\", \"quantity\": 2, \"location\": \"north\"}]');
 ")
 check "workload in $SRC: every call returns what the contract says" \
-	"$(printf '%s\n' t t 10 5 3 4 reserved reserved insufficient reserved reserved \
-		confirmed cancelled confirmed compensated reserved)" "$out"
+	"$(printf '%s\n' t t 10 5 3 4 t t 4 t reserved reserved insufficient reserved reserved \
+		confirmed cancelled confirmed compensated reserved reserved)" "$out"
 
 # snapshot DB: per table "name rows md5-of-ordered-rows", per sequence
 # "name last_value is_called", in name order
@@ -129,12 +137,13 @@ check "every table's rows and every sequence's position are the same after the r
 
 # the rows themselves, in full text, table by table
 diffs=""
-for t in stock reservation reservation_line stock_ledger reservation_transition tenant_member outbox; do
+for t in stock reservation reservation_line stock_ledger reservation_transition tenant_member outbox \
+	location allocation_policy stock_location location_stock; do
 	a=$(q "$SRC" "SELECT t::text FROM inventory.$t t ORDER BY 1")
 	b=$(q "$DST" "SELECT t::text FROM inventory.$t t ORDER BY 1")
 	[ -n "$a" ] && [ "$a" == "$b" ] || diffs="$diffs $t"
 done
-check "row by row, the seven contract tables are equal" "" "$diffs"
+check "row by row, the contract tables and views are equal (locations too: 0.5)" "" "$diffs"
 
 check "the extension's relations have no PUBLIC privileges after the restore" "0" \
 	"$(q "$DST" "SELECT count(*) FROM pg_class c, aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
@@ -177,6 +186,23 @@ check "a restock replay returns the stored available; a new receipt adds to the 
 	"$(q "$DST" "SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10) || ' ' || inventory.restock('dr-a', 'rcpt-3', 'A', 3)")"
 check "new ledger rows get ids above the restored ones" "t" \
 	"$(q "$DST" "SELECT min(id) > ${max_ledger:-0} FROM inventory.stock_ledger WHERE request_key = 'rcpt-3'")"
+
+# 0.5: the restored locations, stock policy and allocation policy decide
+check "restock_at a restored location adds to its restored count (4 - 2 held + 2)" "4" \
+	"$(q "$DST" "SELECT inventory.restock_at('dr-a', 'rcpt-n2', 'A', 'north', 2)")"
+check "a pinned line is held at its restored location" "reserved north 1" \
+	"$(q "$DST" "SELECT status || ' ' || string_agg(l ->> 'location' || ' ' || (l ->> 'quantity'), ', ')
+		FROM inventory.reserve_lines('dr-a', 'order-pin',
+			'[{\"sku\": \"A\", \"quantity\": 1, \"location\": \"north\"}]') o,
+			jsonb_array_elements(o.lines) l GROUP BY status")"
+d=$(q "$DST" "SELECT sellable FROM inventory.location_stock
+	WHERE tenant = 'dr-a' AND sku = 'A' AND location = 'default'")
+check "a line no location can serve alone is split by the restored policy, safety stock kept" \
+	"reserved default ${d:-?}, north 2" \
+	"$(q "$DST" "SELECT status || ' ' || string_agg(l ->> 'location' || ' ' || (l ->> 'quantity'), ', '
+			ORDER BY l ->> 'location')
+		FROM inventory.reserve('dr-a', 'order-split', 'A', ${d:-0} + 2) o,
+			jsonb_array_elements(o.lines) l GROUP BY status")"
 
 # the restored tenant grants still decide
 check "the role acts for its restored tenant grant in $DST" "reserved" \

@@ -104,6 +104,14 @@ SELECT :oc FROM inventory.lookup('t010', 'k1');
 SELECT :oc FROM inventory.lookup('t010', 'no-such-key');
 SELECT * FROM counts;
 
+-- 0.5: the stock level events of this file's tenants (the counts' events
+-- include them): a SKU whose sellable units reached 0 and came back
+SELECT tenant, event_type, payload ->> 'sku' AS sku, payload -> 'available' AS available
+  FROM inventory.outbox
+ WHERE tenant LIKE :'tenants'
+   AND event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')
+ ORDER BY id;
+
 -- what this file did, in the stock
 SELECT * FROM stk ORDER BY tenant, sku;
 SELECT tenant, sku, check_name FROM inventory.check_invariants()

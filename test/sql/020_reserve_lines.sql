@@ -189,6 +189,14 @@ SELECT status, state, applied, char_length(sku) AS sku_length, quantity
 SELECT :oc FROM inventory.reserve_lines('t020', 'max-total',
   '[{"sku": "A", "quantity": 2147483646}, {"sku": "B", "quantity": 1}]');
 
+-- 0.5: the stock level events of this file's tenants (the counts' events
+-- include them): a SKU whose sellable units reached 0 and came back
+SELECT tenant, event_type, payload ->> 'sku' AS sku, payload -> 'available' AS available
+  FROM inventory.outbox
+ WHERE tenant LIKE :'tenants'
+   AND event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')
+ ORDER BY id;
+
 SELECT * FROM stk ORDER BY tenant, sku;
 SELECT request_key, state, sku, quantity FROM lines ORDER BY request_key, sku;
 SELECT tenant, sku, check_name FROM inventory.check_invariants()

@@ -149,7 +149,7 @@ SELECT o.event_type,
 SELECT o.event_type,
        o.payload ?& ARRAY['event_id', 'event_type', 'tenant', 'request_key',
                           'reservation_id', 'state', 'version', 'lines',
-                          'occurred_at'] AS has_keys,
+                          'reason', 'occurred_at'] AS has_keys,
        jsonb_typeof(o.payload -> 'event_id') AS event_id,
        jsonb_typeof(o.payload -> 'event_type') AS event_type,
        jsonb_typeof(o.payload -> 'tenant') AS tenant,
@@ -171,6 +171,16 @@ SELECT o.event_type,
                 WHERE t.reservation_id = r.id
                   AND t.version = (o.payload ->> 'version')::int
                   AND t.to_state = o.payload ->> 'state') AS matches_a_transition,
+       -- 0.5: "reason" is the reason given to the last cancel or compensate
+       -- up to this event (JSON null if none); an expiry is left out here
+       -- (who performed it must not matter: 220)
+       CASE WHEN o.event_type <> 'reservation.expired' THEN
+       o.payload -> 'reason' = COALESCE(to_jsonb((SELECT t.reason
+              FROM inventory.reservation_transition t
+             WHERE t.reservation_id = r.id
+               AND t.to_state IN ('cancelled', 'compensated')
+               AND t.version <= (o.payload ->> 'version')::int
+             ORDER BY t.version DESC LIMIT 1)), 'null'::jsonb) END AS reason_is_callers,
        (o.payload ->> 'occurred_at')::timestamptz = o.created_at AS occurred_at_is_created_at
   FROM inventory.outbox o
   JOIN inventory.reservation r ON r.tenant = o.tenant
@@ -180,7 +190,7 @@ SELECT o.event_type,
 SELECT o.event_type,
        o.payload ?& ARRAY['event_id', 'event_type', 'tenant', 'sku',
                           'request_key', 'delta', 'available',
-                          'occurred_at'] AS has_keys,
+                          'location', 'version', 'occurred_at'] AS has_keys,
        (o.payload ->> 'event_id')::uuid = o.event_id AS event_id_matches,
        o.payload ->> 'tenant' = o.tenant AS tenant_matches,
        o.reservation_id IS NULL AS no_reservation,

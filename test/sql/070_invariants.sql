@@ -51,8 +51,8 @@ SELECT * FROM broken ORDER BY 1, 2, 3;
 
 -- 2. a stray ledger row: the ledger nets more than the counts
 INSERT INTO inventory.stock_ledger
-       (tenant, sku, request_key, kind, delta, reason, available_after, actor, created_at)
-VALUES ('t070', 'B', 'stray', 'receipt', 3, 'not through restock', 0, current_user,
+       (tenant, sku, location, request_key, kind, delta, reason, available_after, actor, created_at)
+VALUES ('t070', 'B', 'default', 'stray', 'receipt', 3, 'not through restock', 0, current_user,
         '2026-06-01 00:02:00+00');
 SELECT * FROM broken ORDER BY 1, 2, 3;
 DELETE FROM inventory.stock_ledger WHERE tenant = 't070' AND request_key = 'stray';

@@ -122,7 +122,7 @@ SELECT query ~ '^pg_inventory expiry worker: idle, last pass at .+, expired [0-9
 	   AS idle_text
   FROM seen_activity;
 SELECT enabled, database, launcher_state, launcher_pid IS NOT NULL AS launcher_runs,
-	   worker_state IN ('idle', 'expiring', 'purging') AS worker_in_a_pass_or_idle,
+	   worker_state IN ('idle', 'expiring', 'purging', 'purging_history') AS worker_in_a_pass_or_idle,
 	   worker_pid = (SELECT pid FROM pg_stat_activity
 					  WHERE backend_type = 'pg_inventory expiry worker') AS worker_pid_ok,
 	   worker_exit, total_passes >= 1 AS passed, total_expired >= 1 AS expired_some,
@@ -133,6 +133,36 @@ SELECT enabled, database, launcher_state, launcher_pid IS NOT NULL AS launcher_r
 SELECT bool_and(query ~ '^pg_inventory expiry worker: (idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in 200 ms|expiring: expire_due\(1000\)|purging: purge_published\(''604800 seconds'', 10000\))$')
 	   AS texts_known
   FROM sampled_activity;
+
+-- retention of history (0.5): with pg_inventory.history_retention set, the
+-- worker's pass ends with purge_history, which removes wk-1 (expired,
+-- every event published here by hand) once its last change is older than
+-- that; the units stay where the expiry put them and the invariants hold.
+-- The setting is reset at once (it is the server's).
+UPDATE inventory.outbox SET published_at = now() WHERE tenant = 'wk-t';
+ALTER SYSTEM SET pg_inventory.history_retention = 1;
+SELECT pg_reload_conf();
+DO $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '20 seconds';
+BEGIN
+	LOOP
+		EXIT WHEN NOT EXISTS (SELECT 1 FROM inventory.reservation
+							   WHERE tenant = 'wk-t' AND request_key = 'wk-1');
+		IF clock_timestamp() > deadline THEN
+			RAISE WARNING 'the expiry worker did not purge wk-1 within 20 seconds';
+			EXIT;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
+ALTER SYSTEM RESET pg_inventory.history_retention;
+SELECT pg_reload_conf();
+SELECT (SELECT count(*) FROM inventory.reservation WHERE tenant = 'wk-t') AS reservations,
+	   (SELECT count(*) FROM inventory.outbox
+		 WHERE tenant = 'wk-t' AND reservation_id IS NOT NULL) AS reservation_events;
+SELECT available, reserved, consumed FROM inventory.stock WHERE tenant = 'wk-t';
+SELECT * FROM inventory.check_invariants();
 
 -- leave worker_test as it was
 DROP EXTENSION pg_inventory;

@@ -9,11 +9,13 @@
 -- location and stock_location from sku, location_stock from stock) can be
 -- read, and the carried grants are the DBA's (not in pg_init_privs as the
 -- extension's), so pg_dump writes them.  A relation that is new and empty
--- (allocation_policy; the DBA's console: operator_audit and the views
--- pending_hold, pending_hold_summary, reservation_metrics, worker_status)
--- gets no grant; a new column location is readable by whoever could read
--- the column sku of its table.  The dead-letter functions that 0.5
--- replaces (they take a reason) keep their EXECUTE grants, as the DBA's.
+-- (allocation_policy; the retention tables reservation_archive,
+-- purged_confirmed, stock_ledger_archive; the DBA's console: operator_audit
+-- and the views pending_hold, pending_hold_summary, reservation_metrics,
+-- worker_status) gets no grant; a new column location is readable by
+-- whoever could read the column sku of its table.  The dead-letter
+-- functions that 0.5 replaces (they take a reason) keep their EXECUTE
+-- grants, as the DBA's.
 \set VERBOSITY sqlstate
 SET client_min_messages = warning;
 DROP ROLE IF EXISTS regress_t135_operator;

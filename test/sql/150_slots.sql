@@ -469,6 +469,14 @@ SELECT count(*) AS slots_changed FROM
 SELECT * FROM stk WHERE sku = 'A' ORDER BY tenant, sku;
 SELECT * FROM broken ORDER BY tenant, sku, check_name;
 
+-- 0.5: the stock level events of this file's tenants (the counts' events
+-- include them): a SKU whose sellable units reached 0 and came back
+SELECT tenant, event_type, payload ->> 'sku' AS sku, payload -> 'available' AS available
+  FROM inventory.outbox
+ WHERE tenant LIKE :'tenants'
+   AND event_type IN ('stock.out_of_stock', 'stock.back_in_stock', 'stock.low')
+ ORDER BY id;
+
 DROP TABLE before;
 DROP TABLE before_counts;
 DROP OWNED BY regress_t150_app, regress_t150_operator;

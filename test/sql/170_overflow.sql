@@ -15,7 +15,13 @@ CREATE TEMP VIEW t170 AS
 SELECT s.tenant, s.sku, s.available, s.reserved, s.consumed,
 	   (SELECT count(*) FROM inventory.stock_ledger g
 		 WHERE g.tenant = s.tenant AND g.sku = s.sku) AS ledger_records,
-	   (SELECT count(*) FROM inventory.outbox o WHERE o.tenant = s.tenant) AS events
+	   (SELECT count(*) FROM inventory.outbox o WHERE o.tenant = s.tenant
+		   AND o.event_type NOT IN ('stock.out_of_stock', 'stock.back_in_stock',
+									'stock.low')) AS events,
+	   -- 0.5: the stock level events, apart
+	   (SELECT count(*) FROM inventory.outbox o WHERE o.tenant = s.tenant
+		   AND o.event_type IN ('stock.out_of_stock', 'stock.back_in_stock',
+								'stock.low')) AS level_events
   FROM inventory.stock s WHERE s.tenant LIKE 't170%';
 
 -- the reported input: 10 units, all reserved, then a correction of 2^63-1

@@ -78,7 +78,8 @@ ledger AS (
     FROM inventory.stock_ledger GROUP BY tenant, sku),
 stock_events AS (
   SELECT tenant, payload->>'sku' AS sku, count(*) AS events
-    FROM inventory.outbox WHERE event_type LIKE 'stock.%'
+    FROM inventory.outbox
+   WHERE event_type IN ('stock.restocked', 'stock.adjusted')
    GROUP BY 1, 2)
 SELECT format('stock %s/%s: available %s reserved %s (pending lines %s) '
               'consumed %s (confirmed lines %s) ledger net %s; '
@@ -115,7 +116,55 @@ SELECT format('reservation %s (%s/%s) %s version %s: %s lines, '
  WHERE l.n = 0 OR t.n <> r.version OR t.lo <> 1 OR t.hi <> r.version
     OR o.n <> t.n - CASE WHEN r.state = 'rejected' THEN 1 ELSE 0 END
 )SQL";
-  return text_rows(cx, sql);
+  // 0.5 (inventory.stock_location): per (tenant, sku, location), every
+  // stock event (ledger records and level changes) takes one stock version,
+  // so their versions are 1..version, once each; and the level events
+  // chain: an event follows an out_of_stock one exactly when its
+  // previous_level is out_of_stock (entering and leaving out of stock
+  // always write an event, low -> in_stock writes none)
+  static const char *const located_sql = R"SQL(
+WITH e AS (
+  SELECT o.tenant, o.payload->>'sku' AS sku, o.payload->>'location' AS location,
+         o.event_type, (o.payload->>'version')::bigint AS version,
+         o.payload->>'level' AS level, o.payload->>'previous_level' AS previous
+    FROM inventory.outbox o WHERE o.event_type LIKE 'stock.%'),
+v AS (
+  SELECT tenant, sku, location, count(*) AS n,
+         count(DISTINCT version) AS distinct_versions, min(version) AS lo,
+         max(version) AS hi
+    FROM e GROUP BY 1, 2, 3),
+chain AS (
+  SELECT e.*, lag(e.level) OVER (PARTITION BY e.tenant, e.sku, e.location
+                                 ORDER BY e.version) AS level_before
+    FROM e WHERE e.level IS NOT NULL)
+SELECT format('stock %s/%s at %s: version %s, %s stock events with versions '
+              '%s..%s (%s distinct)', sl.tenant, sl.sku, sl.location,
+              sl.version, coalesce(v.n, 0), v.lo, v.hi,
+              coalesce(v.distinct_versions, 0))
+  FROM inventory.stock_location sl
+  LEFT JOIN v ON v.tenant = sl.tenant AND v.sku = sl.sku
+   AND v.location = sl.location
+ WHERE coalesce(v.n, 0) <> sl.version
+    OR coalesce(v.distinct_versions, 0) <> sl.version
+    OR coalesce(v.lo, 1) <> 1 OR coalesce(v.hi, 0) <> sl.version
+UNION ALL
+SELECT format('level event %s %s/%s at %s version %s: previous_level %s, '
+              'but the level event before it says %s', c.event_type,
+              c.tenant, c.sku, c.location, c.version, c.previous,
+              c.level_before)
+  FROM chain c
+ WHERE c.level_before IS NOT NULL
+   AND (c.level_before = 'out_of_stock') <>
+       (c.previous IS NOT DISTINCT FROM 'out_of_stock')
+)SQL";
+  std::vector<std::string> rows = text_rows(cx, sql);
+  if (text_rows(cx, "SELECT to_regclass('inventory.stock_location')"
+                    " IS NOT NULL")
+        .at(0) == "t") {
+    std::vector<std::string> more = text_rows(cx, located_sql);
+    rows.insert(rows.end(), more.begin(), more.end());
+  }
+  return rows;
 }
 
 Outcome outcome_of(const pqxx::result &r) {

@@ -43,9 +43,15 @@ std::vector<std::string> invariant_violations(pqxx::connection &cx);
 ///  - per (tenant, sku): reserved = sum of the lines of pending
 ///    reservations, consumed = sum of confirmed lines, available + reserved
 ///    + consumed = sum of the ledger, available >= 0;
+///  - per (tenant, sku): ledger records = stock.restocked and stock.adjusted
+///    events (the level events of 0.5 are counted apart, below);
 ///  - per reservation: at least one line, transition rows = version (one
 ///    per version 1..version), outbox events = transitions, less one for a
-///    stored rejection (which writes no event).
+///    stored rejection (which writes no event);
+///  - 0.5, per (tenant, sku, location): its stock events (ledger records and
+///    level events) have the versions 1..stock_location.version, once each,
+///    and a level event follows an out_of_stock one exactly when its
+///    previous_level is out_of_stock.
 std::vector<std::string> accounting_mismatches(pqxx::connection &cx);
 
 /// The outcome columns of a reservation function.

@@ -22,7 +22,7 @@ c AS (
 	RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at),
 lk AS (
 	SELECT s.sku, s.available FROM inventory.stock_slot s
-	 WHERE s.slot = 0 AND s.tenant = 'bench' AND s.sku IN (SELECT m.sku FROM m) AND EXISTS (SELECT 1 FROM c)
+	 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = 'bench' AND s.sku IN (SELECT m.sku FROM m) AND EXISTS (SELECT 1 FROM c)
 	 ORDER BY s.sku FOR UPDATE OF s),
 ok AS (
 	SELECT count(*) = 3 AS ok FROM lk JOIN m ON m.sku = lk.sku WHERE lk.available >= m.qty),
@@ -30,11 +30,11 @@ s AS (
 	UPDATE inventory.stock_slot s
 	   SET available = s.available - m.qty, reserved = s.reserved + m.qty, updated_at = now()
 	  FROM lk JOIN m ON m.sku = lk.sku, ok
-	 WHERE ok.ok AND s.slot = 0 AND s.tenant = 'bench' AND s.sku = lk.sku
-	RETURNING s.tenant, s.sku, m.qty),
+	 WHERE ok.ok AND s.slot = 0 AND s.location = 'default' AND s.tenant = 'bench' AND s.sku = lk.sku
+	RETURNING s.tenant, s.sku, s.location, m.qty),
 l AS (
-	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-	SELECT c.id, c.tenant, s.sku, s.qty FROM c, s),
+	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+	SELECT c.id, c.tenant, s.sku, s.location, s.qty FROM c, s),
 t AS (
 	INSERT INTO inventory.reservation_transition
 		(reservation_id, from_state, to_state, reason, actor, version, created_at)
@@ -45,8 +45,8 @@ INSERT INTO inventory.outbox (event_id, event_type, tenant, reservation_id, payl
 SELECT e.event_id, 'reservation.reserved', c.tenant, c.id,
 	jsonb_build_object('event_id', e.event_id, 'event_type', 'reservation.reserved',
 		'tenant', c.tenant, 'request_key', c.request_key, 'reservation_id', c.id,
-		'state', c.state, 'version', c.version,
-		'lines', (SELECT jsonb_agg(jsonb_build_object('sku', s.sku, 'quantity', s.qty)
+		'state', c.state, 'version', c.version, 'reason', NULL::text,
+		'lines', (SELECT jsonb_agg(jsonb_build_object('sku', s.sku, 'location', s.location, 'quantity', s.qty)
 							 ORDER BY s.sku) FROM s),
 		'expires_at', to_char(c.expires_at AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':')),
 		'occurred_at', to_char(now() AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':'))),

@@ -13,13 +13,13 @@ WITH r AS (
 	   AND r.state = 'pending' AND r.expires_at > now()
 	RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at),
 l AS (
-	SELECT l.tenant, l.sku, l.quantity FROM inventory.reservation_line l
+	SELECT l.tenant, l.sku, l.location, l.quantity FROM inventory.reservation_line l
 	  JOIN r ON l.reservation_id = r.id),
 s AS (
 	UPDATE inventory.stock_slot s
 	   SET reserved = s.reserved - l.quantity, consumed = s.consumed + l.quantity,
 		   updated_at = now()
-	  FROM l WHERE s.slot = 0 AND s.tenant = l.tenant AND s.sku = l.sku
+	  FROM l WHERE s.slot = 0 AND s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location
 	RETURNING s.sku),
 t AS (
 	INSERT INTO inventory.reservation_transition
@@ -30,9 +30,9 @@ INSERT INTO inventory.outbox (event_id, event_type, tenant, reservation_id, payl
 SELECT e.event_id, 'reservation.confirmed', r.tenant, r.id,
 	jsonb_build_object('event_id', e.event_id, 'event_type', 'reservation.confirmed',
 		'tenant', r.tenant, 'request_key', r.request_key, 'reservation_id', r.id,
-		'state', r.state, 'version', r.version,
-		'lines', (SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'quantity', l.quantity)
-							 ORDER BY l.sku) FROM l),
+		'state', r.state, 'version', r.version, 'reason', NULL::text,
+		'lines', (SELECT jsonb_agg(jsonb_build_object('sku', l.sku, 'location', l.location, 'quantity', l.quantity)
+							 ORDER BY l.sku, l.location) FROM l),
 		'expires_at', to_char(r.expires_at AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':')),
 		'occurred_at', to_char(now() AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':'))),
 	now()

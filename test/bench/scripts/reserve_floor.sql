@@ -24,12 +24,12 @@ WITH c AS (
 s AS (
 	UPDATE inventory.stock_slot s
 	   SET available = s.available - 1, reserved = s.reserved + 1, updated_at = now()
-	 WHERE s.slot = 0 AND s.tenant = 'bench' AND s.sku = concat('sku-', lpad(:s::text, 5, '0'))
+	 WHERE s.slot = 0 AND s.location = 'default' AND s.tenant = 'bench' AND s.sku = concat('sku-', lpad(:s::text, 5, '0'))
 	   AND s.available >= 1 AND EXISTS (SELECT 1 FROM c)
-	RETURNING s.tenant, s.sku),
+	RETURNING s.tenant, s.sku, s.location),
 l AS (
-	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity)
-	SELECT c.id, c.tenant, s.sku, 1 FROM c, s),
+	INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
+	SELECT c.id, c.tenant, s.sku, s.location, 1 FROM c, s),
 t AS (
 	INSERT INTO inventory.reservation_transition
 		(reservation_id, from_state, to_state, reason, actor, version, created_at)
@@ -39,8 +39,8 @@ INSERT INTO inventory.outbox (event_id, event_type, tenant, reservation_id, payl
 SELECT e.event_id, 'reservation.reserved', c.tenant, c.id,
 	jsonb_build_object('event_id', e.event_id, 'event_type', 'reservation.reserved',
 		'tenant', c.tenant, 'request_key', c.request_key, 'reservation_id', c.id,
-		'state', c.state, 'version', c.version,
-		'lines', jsonb_build_array(jsonb_build_object('sku', s.sku, 'quantity', 1)),
+		'state', c.state, 'version', c.version, 'reason', NULL::text,
+		'lines', jsonb_build_array(jsonb_build_object('sku', s.sku, 'location', s.location, 'quantity', 1)),
 		'expires_at', to_char(c.expires_at AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':')),
 		'occurred_at', to_char(now() AT TIME ZONE 'UTC', replace('YYYY-MM-DD"T"HH24#MI#SS.US"Z"', '#', ':'))),
 	now()

@@ -41,7 +41,7 @@
 /* The tenant's locations in (priority, name) order, and its policy */
 static InventoryStatement read_policy = {
 	"read allocation policy",
-	"SELECT " INVENTORY_POLICY_COLUMNS("$1"),
+	"SELECT " INVENTORY_POLICY_COLUMNS("$1") " FROM " INVENTORY_POLICY_FROM("$1"),
 	1, {TEXTOID}
 };
 

@@ -163,6 +163,73 @@ LinesJson(const InventoryLines *lines, bool with_available)
 	return buf.data;
 }
 
+/* Appends "key": string (NULL: null) to the object being built */
+static void
+PushString(JsonbParseState **state, const char *key, const char *value)
+{
+	JsonbValue	k;
+	JsonbValue	v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(state, WJB_KEY, &k);
+	if (value == NULL)
+		v.type = jbvNull;
+	else
+	{
+		v.type = jbvString;
+		v.val.string.val = (char *) value;
+		v.val.string.len = strlen(value);
+	}
+	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/* Appends "key": number to the object being built */
+static void
+PushInt64(JsonbParseState **state, const char *key, int64 value)
+{
+	JsonbValue	k;
+	JsonbValue	v;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	pushJsonbValue(state, WJB_KEY, &k);
+	v.type = jbvNumeric;
+	v.val.numeric = int64_to_numeric(value);
+	pushJsonbValue(state, WJB_VALUE, &v);
+}
+
+/*
+ * LinesJsonb
+ *		outcome.lines: LinesJson(lines, true) as a jsonb Datum, built
+ *		without a text round trip.
+ */
+static Datum
+LinesJsonb(const InventoryLines *lines)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+	int			i;
+
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	for (i = 0; i < lines->count; i++)
+	{
+		const InventoryLine *l = &lines->items[i];
+
+		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+		PushString(&state, "sku", l->sku);
+		PushString(&state, "location", l->location);
+		PushInt64(&state, "quantity", l->quantity);
+		if (l->available >= 0)
+			PushInt64(&state, "available", l->available);
+		pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	}
+	result = pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	return JsonbPGetDatum(JsonbValueToJsonb(result));
+}
+
 /*
  * SumBySku
  *		The lines as a payload without locations: one line per SKU with the
@@ -200,7 +267,7 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 	Datum		values[9];
 	bool		nulls[9] = {false, false, false, false, false, false, false,
 	true, true};
-	char	   *lines_json = NULL;
+	bool		with_lines;
 	MemoryContext oldcxt;
 	HeapTuple	tuple;
 
@@ -235,8 +302,7 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 		MemoryContextSwitchTo(oldcxt);
 	}
 	/* 0.5: the lines (allocation, or what a rejection had) and the reason */
-	if (res != NULL && cache->result->natts >= 9)
-		lines_json = LinesJson(&res->lines, true);
+	with_lines = res != NULL && cache->result->natts >= 9;
 	oldcxt = MemoryContextSwitchTo(call->outer_cxt);
 	values[0] = CStringGetTextDatum(status);
 	nulls[1] = (state == NULL);
@@ -255,9 +321,9 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 		nulls[6] = !res->has_expiry;
 		if (res->has_expiry)
 			values[6] = TimestampTzGetDatum(res->expires_at);
-		if (lines_json != NULL)
+		if (with_lines)
 		{
-			values[7] = DirectFunctionCall1(jsonb_in, CStringGetDatum(lines_json));
+			values[7] = LinesJsonb(&res->lines);
 			nulls[7] = false;
 			nulls[8] = (res->reason == NULL);
 			if (res->reason != NULL)
@@ -580,15 +646,18 @@ static InventoryStatement claim_key = {
 
 /*
  * 0.5: also stores the payload $5 when it pins locations (else NULL), and
- * returns the tenant's allocation policy (allocate.h) with the new id
+ * returns with the new id the tenant's first two active locations in
+ * allocation order: with one, the allocation policy is that location
  */
 static InventoryStatement claim_key_located = {
 	"claim request key",
-	"INSERT INTO inventory.reservation AS r "
+	"WITH r AS (INSERT INTO inventory.reservation AS r "
 	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
 	"request) VALUES ($1, $2, 'pending', $3, 1, $4, $4, $5) "
-	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id, "
-	INVENTORY_POLICY_COLUMNS("$1"),
+	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id) "
+	"SELECT r.id, ARRAY(SELECT l.location::text FROM inventory.location l "
+	"WHERE l.tenant = $1 AND l.active ORDER BY l.priority, l.location LIMIT 2) "
+	"FROM r",
 	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
 };
 
@@ -793,7 +862,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	else
 		nulls[4] = 'n';
 	if (InventoryRun(STMT(&call, claim_key), values, nulls,
-					 SPI_OK_INSERT_RETURNING) == 0)
+					 call.located ? SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) == 0)
 	{
 		InventoryLines payload;
 
@@ -819,8 +888,26 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	if (call.located)
 	{
 		InventoryPolicy policy;
+		Datum	   *first;
+		int			nfirst;
+		bool		isnull;
 
-		InventoryPolicyFromResult(2, &policy);
+		deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 2, &isnull)),
+						  TEXTOID, -1, false, TYPALIGN_INT, &first, NULL,
+						  &nfirst);
+		if (nfirst == 1 && !PinsLocation(lines))
+		{
+			/* one active location and no pin: the policy is that location */
+			policy.count = 1;
+			policy.names = palloc(sizeof(char *));
+			policy.names[0] = TextDatumGetCString(first[0]);
+			policy.active = palloc(sizeof(bool));
+			policy.active[0] = true;
+			policy.priority = palloc0(sizeof(int32));
+			policy.allow_split = false;
+		}
+		else
+			InventoryReadPolicy(tenant, &policy);
 		sufficient = InventoryAllocate(&call, lines, &policy, &held,
 									   &rejection, now);
 		res.lines = sufficient ? held : rejection;

@@ -59,6 +59,13 @@ GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval)
 	inventory.lookup(text, text) TO $ROLE;
 SELECT inventory.grant_tenant('dr-a', '$ROLE');
 SELECT inventory.grant_tenant('*', 'pg_monitor');
+SET pg_inventory.frozen_now = '2025-12-01 00:00:00+00';
+SELECT inventory.restock('dr-c', 'rcpt-old', 'C', 5);
+SELECT status FROM inventory.reserve('dr-c', 'old-order', 'C', 1);
+SELECT status FROM inventory.confirm('dr-c', 'old-order');
+SELECT inventory.relay_mark_published('dr', ARRAY(SELECT id FROM inventory.relay_claim('dr', 100)));
+SELECT inventory.relay_mark_published('dr', ARRAY(SELECT id FROM inventory.relay_claim('dr', 100)));
+SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
 SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10, 'first delivery');
 SELECT inventory.restock('dr-a', 'rcpt-2', 'B', 5);
 SELECT inventory.restock('dr-b', 'rcpt-1', 'A', 3);
@@ -80,10 +87,12 @@ SELECT status FROM inventory.compensate('dr-a', 'order-4', 'parcel lost');
 SELECT status FROM inventory.reserve('dr-a', 'order-5', 'B', 1);
 SELECT status FROM inventory.reserve_lines('dr-a', 'order-6',
 	'[{\"sku\": \"A\", \"quantity\": 2, \"location\": \"north\"}]');
+SELECT inventory.purge_history('1 day', 100, archive => true);
+SELECT inventory.archive_ledger('1 day', 100);
 ")
 check "workload in $SRC: every call returns what the contract says" \
-	"$(printf '%s\n' t t 10 5 3 4 t t 4 t reserved reserved insufficient reserved reserved \
-		confirmed cancelled confirmed compensated reserved reserved)" "$out"
+	"$(printf '%s\n' t t 5 reserved confirmed 2 1 10 5 3 4 t t 4 t reserved reserved insufficient \
+		reserved reserved confirmed cancelled confirmed compensated reserved reserved 1 1)" "$out"
 
 # snapshot DB: per table "name rows md5-of-ordered-rows", per sequence
 # "name last_value is_called", in name order

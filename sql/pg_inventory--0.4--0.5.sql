@@ -680,7 +680,7 @@ COMMENT ON COLUMN inventory.worker_status.last_error_at IS 'When the last caught
 COMMENT ON COLUMN inventory.worker_status.last_error_sqlstate IS 'SQLSTATE of the last caught error.';
 COMMENT ON COLUMN inventory.worker_status.last_error_message IS 'Message of the last caught error (its first 255 bytes).';
 
-CREATE VIEW inventory.pending_hold AS
+CREATE VIEW inventory.pending_hold WITH (security_barrier) AS
 SELECT r.tenant, r.request_key, r.id AS reservation_id, l.sku, l.location,
 	   l.quantity, r.expires_at,
 	   r.expires_at <= (SELECT inventory.clock()) AS due, r.created_at
@@ -699,7 +699,7 @@ COMMENT ON COLUMN inventory.pending_hold.expires_at IS 'When the reservation exp
 COMMENT ON COLUMN inventory.pending_hold.due IS 'expires_at <= inventory.clock(): expired, its units not yet back in available.';
 COMMENT ON COLUMN inventory.pending_hold.created_at IS 'When the reservation was made (pg_inventory clock).';
 
-CREATE VIEW inventory.pending_hold_summary AS
+CREATE VIEW inventory.pending_hold_summary WITH (security_barrier) AS
 SELECT h.tenant, h.sku, h.location, count(*) AS holds,
 	   sum(h.quantity)::bigint AS units, min(h.expires_at) AS earliest_expiry,
 	   count(*) FILTER (WHERE h.due) AS due_holds,

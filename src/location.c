@@ -67,21 +67,31 @@ InventoryUnknownLocation(const char *tenant, const char *location)
 }
 
 /* $1 tenant, $2 location, $3 priority, $4 active, $5 clock */
-static InventoryStatement upsert_location = {
-	"create or update location",
+/*
+ * $1 tenant, $2 location, $3 priority, $4 active, $5 clock: a new location;
+ * no row when it exists (a concurrent creator is waited for)
+ */
+static InventoryStatement insert_location = {
+	"create location",
 	"INSERT INTO inventory.location AS l "
 	"(tenant, location, priority, active, created_at, updated_at) "
 	"VALUES ($1, $2, $3, $4, $5, $5) "
-	"ON CONFLICT (tenant, location) DO UPDATE SET priority = EXCLUDED.priority, "
-	"active = EXCLUDED.active, updated_at = EXCLUDED.updated_at "
-	"WHERE (l.priority, l.active) IS DISTINCT FROM (EXCLUDED.priority, EXCLUDED.active) "
-	"RETURNING 1",
+	"ON CONFLICT (tenant, location) DO NOTHING RETURNING 1",
+	5, {TEXTOID, TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID}
+};
+
+/* the same values for the existing location, locked before: one row if changed */
+static InventoryStatement update_location = {
+	"update location",
+	"UPDATE inventory.location l SET priority = $3, active = $4, updated_at = $5 "
+	"WHERE l.tenant = $1 AND l.location = $2 "
+	"AND (l.priority, l.active) IS DISTINCT FROM ($3, $4) RETURNING 1",
 	5, {TEXTOID, TEXTOID, INT4OID, BOOLOID, TIMESTAMPTZOID}
 };
 
 /*
  * $1 tenant, $2 location: its priority and active flag as JSON, for the
- * audit, locked until the upsert changes them (no row: a new location)
+ * audit, locked until the update changes them
  */
 static InventoryStatement lock_location = {
 	"lock location",
@@ -132,10 +142,23 @@ inventory_set_location(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(priority);
 	values[3] = BoolGetDatum(active);
 	values[4] = TimestampTzGetDatum(InventoryNow());
-	old = InventoryRun(&lock_location, values, NULL, SPI_OK_SELECT) > 0 ?
-		InventoryResultText(0, 1) : "null";
-	changed = InventoryRun(&upsert_location, values, NULL,
+	/*
+	 * Create it, or (it exists, made by someone else, committed) lock it,
+	 * read what it was for the audit, and change it: the old values the
+	 * audit records are the ones this call replaced.
+	 */
+	old = "null";
+	changed = InventoryRun(&insert_location, values, NULL,
 						   SPI_OK_INSERT_RETURNING) > 0;
+	if (!changed)
+	{
+		if (InventoryRun(&lock_location, values, NULL, SPI_OK_SELECT) == 0)
+			elog(ERROR, "pg_inventory: location \"%s\" conflicted but is not visible",
+				 location);
+		old = InventoryResultText(0, 1);
+		changed = InventoryRun(&update_location, values, NULL,
+							   SPI_OK_UPDATE_RETURNING) > 0;
+	}
 	if (changed)
 		InventoryAudit(&call, "set_location", tenant,
 					   psprintf("{\"location\": %s, \"old\": %s, "

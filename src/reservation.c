@@ -839,6 +839,8 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	bool		sufficient;
 	InventoryLines held = {0, 0, NULL};
 	InventoryLines rejection = {0, 0, NULL};
+	bool		claimed = false;
+	int			attempt;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	if (!call.located && PinsLocation(lines))
@@ -861,15 +863,30 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 										CStringGetDatum(LinesJson(lines, false)));
 	else
 		nulls[4] = 'n';
-	if (InventoryRun(STMT(&call, claim_key), values, nulls,
-					 call.located ? SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) == 0)
+	/*
+	 * A key that conflicted can be gone by the time it is read
+	 * (purge_history removed it meanwhile): then it is claimed again, as a
+	 * key never used.
+	 */
+	for (attempt = 0;; attempt++)
+	{
+		if (InventoryRun(STMT(&call, claim_key), values, nulls,
+						 call.located ? SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) > 0)
+		{
+			claimed = true;
+			break;
+		}
+		if (FetchReservation(&call, key, false, false, &res))
+			break;
+		if (attempt >= 2)
+			elog(ERROR, "pg_inventory: request key \"%s\" conflicted but is not visible",
+				 key);
+	}
+	if (!claimed)
 	{
 		InventoryLines payload;
 
 		/* 2. replay or refusal */
-		if (!FetchReservation(&call, key, false, false, &res))
-			elog(ERROR, "pg_inventory: request key \"%s\" conflicted but is not visible",
-				 key);
 		StoredPayload(&call, &res, &payload);
 		if (!InventoryLinesEqual(&payload, lines))
 			InventoryKeyReused(key,

@@ -256,3 +256,17 @@ SELECT inventory.revoke_tenant('t240', 'regress_t240_operator') AS revoked;
 DROP OWNED BY regress_t240_operator;
 DROP ROLE regress_t240_operator;
 DELETE FROM inventory.operator_audit WHERE id > :audit_start;
+
+-- found by review: the audit's old values are the ones the call replaced,
+-- also for a location another call created (restock makes 'default')
+SELECT inventory.restock('t240-audit', 'rcpt-1', 'A', 1);
+SELECT inventory.set_location('t240-audit', 'default', 500);
+SELECT detail->'old' AS old, detail->'new' AS new
+  FROM inventory.operator_audit
+ WHERE action = 'set_location' AND tenant = 't240-audit' ORDER BY id;
+-- and the views that filter rows are security barriers: a reader's own
+-- function in a WHERE never sees the rows they leave out
+SELECT c.relname, c.reloptions FROM pg_catalog.pg_class c
+ WHERE c.relnamespace = 'inventory'::regnamespace
+   AND c.relname IN ('pending_hold', 'pending_hold_summary') ORDER BY 1;
+DELETE FROM inventory.operator_audit WHERE tenant = 't240-audit';

@@ -1525,14 +1525,19 @@ inventory_extend(PG_FUNCTION_ARGS)
 		return FinishCall(&call, "extended", res.state, false, &res);
 	limit = res.created_at + INVENTORY_TTL_MAX_USECS;
 	if (target > limit)
+	{
+		/* timestamptz_to_str returns a static buffer: one copy each */
+		char	   *created_str = pstrdup(timestamptz_to_str(res.created_at));
+		char	   *target_str = pstrdup(timestamptz_to_str(target));
+		char	   *limit_str = pstrdup(timestamptz_to_str(limit));
+
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("a hold lasts at most 7 days from its creation"),
 				 errdetail("Reservation " INT64_FORMAT " was created at %s; expires_at %s is later than %s.",
-						   res.id, timestamptz_to_str(res.created_at),
-						   timestamptz_to_str(target),
-						   timestamptz_to_str(limit)),
+						   res.id, created_str, target_str, limit_str),
 				 errhint("Confirm the hold, or make a new reservation.")));
+	}
 
 	values[0] = Int64GetDatum(res.id);
 	values[1] = TimestampTzGetDatum(target);

@@ -4,7 +4,18 @@
 -- --skip-schema leaves it to the setup scripts).  The inbox row and the
 -- business effect of an event are written in one transaction, so an event
 -- delivered again (at-least-once) finds its inbox row and changes nothing.
-CREATE SCHEMA IF NOT EXISTS fulfillment;
+-- CREATE SCHEMA IF NOT EXISTS checks the CREATE privilege on the database
+-- even when the schema exists: the schema is made only where it is missing,
+-- so a role that owns it (README section 8: no CREATE on the database) runs
+-- this file.
+DO $$
+BEGIN
+	IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace
+				   WHERE nspname = 'fulfillment') THEN
+		CREATE SCHEMA fulfillment;
+	END IF;
+END
+$$;
 COMMENT ON SCHEMA fulfillment IS
 	'The fulfillment consumer: events it processed, requests to the warehouse, failures.';
 

@@ -218,7 +218,7 @@ TEST(Readme, CommandsDeliverEveryConfirmedReservation) {
     "GRANT EXECUTE ON FUNCTION inventory.lookup(text, text), "
     "inventory.compensate(text, text, text) TO fulfiller;"
     "SELECT inventory.grant_tenant('*', 'fulfiller');"
-    "GRANT CREATE ON DATABASE shop TO fulfiller;"
+    "CREATE SCHEMA fulfillment AUTHORIZATION fulfiller;"
     "GRANT USAGE ON SCHEMA inventory TO relay;"
     "GRANT EXECUTE ON FUNCTION inventory.relay_claim(text, integer, "
     "interval), inventory.relay_mark_published(text, bigint[]), "

@@ -212,7 +212,7 @@ GRANT USAGE ON SCHEMA inventory TO fulfiller;
 GRANT EXECUTE ON FUNCTION inventory.lookup(text, text),
 	inventory.compensate(text, text, text) TO fulfiller;
 SELECT inventory.grant_tenant('*', 'fulfiller') \gset
-GRANT CREATE ON DATABASE demo TO fulfiller;
+CREATE SCHEMA fulfillment AUTHORIZATION fulfiller;
 SQL
 echo "database demo: extension pg_inventory $(su_sql -At -c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory'"), roles shop_app, inventory_operator, outbox_relay and fulfiller"
 

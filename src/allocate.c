@@ -38,10 +38,18 @@
 #include "storage.h"
 #include "allocate.h"
 
-/* The tenant's locations in (priority, name) order, and its policy */
+/*
+ * The tenant's $1 locations (names, active flags, priorities) in (priority,
+ * name) order, read in one scan, and its allow_split
+ */
 static InventoryStatement read_policy = {
 	"read allocation policy",
-	"SELECT " INVENTORY_POLICY_COLUMNS("$1") " FROM " INVENTORY_POLICY_FROM("$1"),
+	"SELECT COALESCE(array_agg(l.location::text ORDER BY l.priority, l.location), '{}'), "
+	"COALESCE(array_agg(l.active ORDER BY l.priority, l.location), '{}'), "
+	"COALESCE(array_agg(l.priority ORDER BY l.priority, l.location), '{}'), "
+	"COALESCE((SELECT a.allow_split FROM inventory.allocation_policy a "
+	"WHERE a.tenant = $1), false) "
+	"FROM inventory.location l WHERE l.tenant = $1",
 	1, {TEXTOID}
 };
 
@@ -54,19 +62,6 @@ void
 InventoryReadPolicy(const char *tenant, InventoryPolicy *policy)
 {
 	Datum		value = CStringGetTextDatum(tenant);
-
-	InventoryRun(&read_policy, &value, NULL, SPI_OK_SELECT);
-	InventoryPolicyFromResult(1, policy);
-}
-
-/*
- * InventoryPolicyFromResult
- *		The policy from the columns INVENTORY_POLICY_COLUMNS, from column
- *		first on, of the first row of the last statement's result.
- */
-void
-InventoryPolicyFromResult(int first, InventoryPolicy *policy)
-{
 	Datum	   *names;
 	Datum	   *active;
 	Datum	   *priority;
@@ -74,11 +69,12 @@ InventoryPolicyFromResult(int first, InventoryPolicy *policy)
 	int			n;
 	int			i;
 
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first, &isnull)),
+	InventoryRun(&read_policy, &value, NULL, SPI_OK_SELECT);
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 1, &isnull)),
 					  TEXTOID, -1, false, TYPALIGN_INT, &names, NULL, &n);
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first + 1, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 2, &isnull)),
 					  BOOLOID, 1, true, TYPALIGN_CHAR, &active, NULL, &n);
-	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, first + 2, &isnull)),
+	deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 3, &isnull)),
 					  INT4OID, 4, true, TYPALIGN_INT, &priority, NULL, &n);
 	policy->count = n;
 	policy->names = palloc(sizeof(char *) * Max(n, 1));
@@ -90,8 +86,7 @@ InventoryPolicyFromResult(int first, InventoryPolicy *policy)
 		policy->active[i] = DatumGetBool(active[i]);
 		policy->priority[i] = DatumGetInt32(priority[i]);
 	}
-	policy->allow_split = DatumGetBool(InventoryResultDatum(0, first + 3,
-														   &isnull));
+	policy->allow_split = DatumGetBool(InventoryResultDatum(0, 4, &isnull));
 }
 
 /* The position of location in the policy's order, or -1 */

@@ -21,25 +21,6 @@ typedef struct InventoryPolicy
 	bool		allow_split;
 } InventoryPolicy;
 
-/*
- * The policy's columns in SQL, for the tenant given as the expression
- * tenant: the location names, active flags and priorities in (priority,
- * name) order, and allow_split; they read the FROM item
- * INVENTORY_POLICY_FROM
- */
-#define INVENTORY_POLICY_COLUMNS(tenant) \
-	"p.names, p.active, p.priority, " \
-	"COALESCE((SELECT a.allow_split FROM inventory.allocation_policy a " \
-	"WHERE a.tenant = " tenant "), false)"
-
-/* The FROM item the columns above read: one scan of the tenant's locations */
-#define INVENTORY_POLICY_FROM(tenant) \
-	"(SELECT COALESCE(array_agg(l.location::text ORDER BY l.priority, l.location), '{}') AS names, " \
-	"COALESCE(array_agg(l.active ORDER BY l.priority, l.location), '{}') AS active, " \
-	"COALESCE(array_agg(l.priority ORDER BY l.priority, l.location), '{}') AS priority " \
-	"FROM inventory.location l WHERE l.tenant = " tenant ") p"
-
-extern void InventoryPolicyFromResult(int first, InventoryPolicy *policy);
 extern void InventoryReadPolicy(const char *tenant, InventoryPolicy *policy);
 extern int	InventoryPolicyRank(const InventoryPolicy *policy,
 								const char *location);

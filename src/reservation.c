@@ -124,45 +124,6 @@ OneSku(const InventoryLines *lines)
 	return true;
 }
 
-/*
- * LinesJson
- *		The lines as a JSON array, by (sku, location): {"sku", "location",
- *		"quantity"}, with "available" where known (the lines of a rejection)
- *		when with_available; a request's unpinned line has no "location"
- *		when with_available is false (the stored payload form).
- */
-static char *
-LinesJson(const InventoryLines *lines, bool with_available)
-{
-	StringInfoData buf;
-	int			i;
-
-	initStringInfo(&buf);
-	appendStringInfoChar(&buf, '[');
-	for (i = 0; i < lines->count; i++)
-	{
-		const InventoryLine *l = &lines->items[i];
-
-		appendStringInfoString(&buf, i > 0 ? ", {\"sku\": " : "{\"sku\": ");
-		escape_json(&buf, l->sku);
-		if (l->location != NULL || with_available)
-		{
-			appendStringInfoString(&buf, ", \"location\": ");
-			if (l->location != NULL)
-				escape_json(&buf, l->location);
-			else
-				appendStringInfoString(&buf, "null");
-		}
-		appendStringInfo(&buf, ", \"quantity\": " INT64_FORMAT, l->quantity);
-		if (with_available && l->available >= 0)
-			appendStringInfo(&buf, ", \"available\": " INT64_FORMAT,
-							 l->available);
-		appendStringInfoChar(&buf, '}');
-	}
-	appendStringInfoChar(&buf, ']');
-	return buf.data;
-}
-
 /* Appends "key": string (NULL: null) to the object being built */
 static void
 PushString(JsonbParseState **state, const char *key, const char *value)
@@ -203,11 +164,14 @@ PushInt64(JsonbParseState **state, const char *key, int64 value)
 
 /*
  * LinesJsonb
- *		outcome.lines: LinesJson(lines, true) as a jsonb Datum, built
- *		without a text round trip.
+ *		The lines as a jsonb array, by (sku, location), built without a
+ *		text round trip.  As outcome.lines: {"sku", "location" (null when
+ *		none), "quantity"} with "available" where known (the lines of a
+ *		rejection).  As a request (the stored payload, reservation.request):
+ *		{"sku", "quantity"} with "location" only on pinned lines.
  */
 static Datum
-LinesJsonb(const InventoryLines *lines)
+LinesJsonb(const InventoryLines *lines, bool as_request)
 {
 	JsonbParseState *state = NULL;
 	JsonbValue *result;
@@ -220,9 +184,10 @@ LinesJsonb(const InventoryLines *lines)
 
 		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
 		PushString(&state, "sku", l->sku);
-		PushString(&state, "location", l->location);
+		if (!as_request || l->location != NULL)
+			PushString(&state, "location", l->location);
 		PushInt64(&state, "quantity", l->quantity);
-		if (l->available >= 0)
+		if (!as_request && l->available >= 0)
 			PushInt64(&state, "available", l->available);
 		pushJsonbValue(&state, WJB_END_OBJECT, NULL);
 	}
@@ -323,7 +288,7 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 			values[6] = TimestampTzGetDatum(res->expires_at);
 		if (with_lines)
 		{
-			values[7] = LinesJsonb(&res->lines);
+			values[7] = LinesJsonb(&res->lines, false);
 			nulls[7] = false;
 			nulls[8] = (res->reason == NULL);
 			if (res->reason != NULL)
@@ -859,8 +824,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	values[2] = TimestampTzGetDatum(res.expires_at);
 	values[3] = TimestampTzGetDatum(now);
 	if (PinsLocation(lines))
-		values[4] = DirectFunctionCall1(jsonb_in,
-										CStringGetDatum(LinesJson(lines, false)));
+		values[4] = LinesJsonb(lines, true);
 	else
 		nulls[4] = 'n';
 	/*
@@ -1779,8 +1743,7 @@ inventory_amend(PG_FUNCTION_ARGS)
 	values[3] = CStringGetTextDatum(call.actor);
 	values[4] = TimestampTzGetDatum(now);
 	values[5] = Int32GetDatum(res.version);
-	values[6] = DirectFunctionCall1(jsonb_in,
-									CStringGetDatum(LinesJson(&current, false)));
+	values[6] = LinesJsonb(&current, true);
 	values[8] = LocationArray(&after);
 	if (InventoryRun(&amend_hold, values, nulls, SPI_OK_INSERT) != 1)
 		elog(ERROR, "pg_inventory: reservation " INT64_FORMAT

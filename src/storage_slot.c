@@ -527,6 +527,41 @@ TakeOneWork(void *arg)
 }
 
 /*
+ * InitTakeOne
+ *		The fast path's statement and parameters for moving qty units of
+ *		(tenant, sku) (at location, 0.5; NULL before) from counter "from"
+ *		to counter "to".
+ */
+static void
+InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
+			const char *sku, const char *location, int64 qty,
+			InventoryCounter from, InventoryCounter to, TimestampTz now)
+{
+	int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
+
+	d[from] -= qty;
+	if (to != COUNTER_NONE)
+		d[to] += qty;
+	t->stmt = layout->take_one_slot;
+	t->from = from;
+	t->to = to;
+	t->level_may_change = false;
+	memset(t->nulls, ' ', sizeof(t->nulls));
+	t->values[0] = CStringGetTextDatum(tenant);
+	t->values[1] = CStringGetTextDatum(sku);
+	t->values[2] = Int32GetDatum((int32) from);
+	t->values[3] = Int64GetDatum(qty);
+	t->values[4] = Int64GetDatum(d[COUNTER_AVAILABLE]);
+	t->values[5] = Int64GetDatum(d[COUNTER_RESERVED]);
+	t->values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
+	t->values[7] = TimestampTzGetDatum(now);
+	if (location != NULL)
+		t->values[8] = CStringGetTextDatum(location);
+	else
+		t->nulls[8] = 'n';
+}
+
+/*
  * SlotMove
  *		Moves qty units (at least 1) of (tenant, sku) (at location, 0.5;
  *		NULL before) from counter "from" to
@@ -560,23 +595,8 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	d[from] -= qty;
 	if (to != COUNTER_NONE)
 		d[to] += qty;
-	t.values[0] = CStringGetTextDatum(tenant);
-	t.values[1] = CStringGetTextDatum(sku);
-	t.values[2] = Int32GetDatum((int32) from);
-	t.values[3] = Int64GetDatum(qty);
-	t.values[4] = Int64GetDatum(d[COUNTER_AVAILABLE]);
-	t.values[5] = Int64GetDatum(d[COUNTER_RESERVED]);
-	t.values[6] = Int64GetDatum(d[COUNTER_CONSUMED]);
-	t.values[7] = TimestampTzGetDatum(now);
-	t.stmt = layout->take_one_slot;
-	t.from = from;
-	t.to = to;
+	InitTakeOne(&t, layout, tenant, sku, location, qty, from, to, now);
 	*level_may_change = false;
-	memset(t.nulls, ' ', sizeof(t.nulls));
-	if (location != NULL)
-		t.values[8] = CStringGetTextDatum(location);
-	else
-		t.nulls[8] = 'n';
 	if (InventorySubtransaction(TakeOneWork, &t))
 	{
 		if (done != NULL)
@@ -710,6 +730,11 @@ ShareRepeatedSkus(const SlotLayout *layout, const char *tenant,
 
 	if (layout != &located_layout)
 		return;
+	for (i = 1; i < lines->count; i++)
+		if (strcmp(lines->items[i].sku, lines->items[i - 1].sku) == 0)
+			break;
+	if (i >= lines->count)
+		return;					/* the common case: every SKU once */
 	tenants = palloc(sizeof(char *) * Max(lines->count, 1));
 	skus = palloc(sizeof(char *) * Max(lines->count, 1));
 	for (i = 1; i < lines->count; i++)
@@ -790,19 +815,9 @@ LocatedTryHold(const char *tenant, const InventoryLines *lines,
 	{
 		TakeOne		t;
 
-		t.stmt = &take_one_slot_located;
-		t.from = COUNTER_AVAILABLE;
-		t.to = COUNTER_RESERVED;
-		memset(t.nulls, ' ', sizeof(t.nulls));
-		t.values[0] = CStringGetTextDatum(tenant);
-		t.values[1] = CStringGetTextDatum(lines->items[i].sku);
-		t.values[2] = Int32GetDatum((int32) COUNTER_AVAILABLE);
-		t.values[3] = Int64GetDatum(lines->items[i].quantity);
-		t.values[4] = Int64GetDatum(-lines->items[i].quantity);
-		t.values[5] = Int64GetDatum(lines->items[i].quantity);
-		t.values[6] = Int64GetDatum(0);
-		t.values[7] = TimestampTzGetDatum(now);
-		t.values[8] = CStringGetTextDatum(lines->items[i].location);
+		InitTakeOne(&t, &located_layout, tenant, lines->items[i].sku,
+					lines->items[i].location, lines->items[i].quantity,
+					COUNTER_AVAILABLE, COUNTER_RESERVED, now);
 		if (!TakeOneWork(&t))
 			return false;
 		if (t.level_may_change)

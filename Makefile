@@ -45,7 +45,7 @@ include $(PGXS)
 sql/pg_inventory--$(EXTVERSION).sql: sql/pg_inventory.sql
 	cp $< $@
 
-.PHONY: deps test demo bench
+.PHONY: deps test demo bench bench-cpu
 deps:
 	@bash test/scripts/deps.sh
 
@@ -60,3 +60,8 @@ demo:
 # performance benchmark (not part of make test): writes test/bench/RESULTS.md and throughput.png
 bench:
 	@bash test/bench/run.sh
+
+# CPU per reserve call measured in the server, with a profile by phase
+# (not part of make test): writes test/bench/CPU_PROFILE.md
+bench-cpu:
+	@bash test/bench/cpu_profile.sh

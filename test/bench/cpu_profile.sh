@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# test/bench/cpu_profile.sh (`make bench-cpu`): the CPU cost of one reserve,
+# measured in the server, and where it goes.  Not part of the test suite.
+#
+# pgbench figures on a shared 2-core machine move with everything else the
+# machine runs.  This measures what the code costs instead: one backend runs
+# ROUNDS x CALLS single-line reserves in a server-side loop (a DO block, one
+# transaction per call, synchronous_commit = off, so no client, no network
+# and no commit flush are in the figure) and the backend's own CPU time
+# (utime + stime of /proc/PID/stat) is divided by the calls.  Competitors,
+# interleaved round by round, each on the same catalog (tenant bench, 10,000
+# SKUs, one location):
+#
+#   ext      inventory.reserve as the application role (tenant grant)
+#   plpgsql  the PL/pgSQL baseline of test/bench/plpgsql_baseline.sql
+#   floor    the durable work as ONE data-modifying CTE (reserve_floor.sql)
+#   base     inventory.reserve of the older release BENCH_BASE (default
+#            07eb55a, 0.4), built into a second private PostgreSQL copy and
+#            run on a second server with the same settings; empty: none
+#
+# Then, where `perf` is installed, one more ext round under `perf record`
+# and the share of the backend's time by phase (test/bench/cpu_phases.py).
+# Writes test/bench/CPU_PROFILE.md.  Knobs: BENCH_CPU_ROUNDS (5),
+# BENCH_CPU_CALLS (4000), BENCH_BASE.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+BENCH=$ROOT/test/bench
+ROUNDS=${BENCH_CPU_ROUNDS:-5}
+CALLS=${BENCH_CPU_CALLS:-4000}
+BASE=${BENCH_BASE-07eb55a}
+SYS_BIN=/usr/lib/postgresql/15/bin
+WORK=$(mktemp -d /tmp/pg_inventory_cpu.XXXXXX)
+chmod 755 "$WORK"
+OUT=$BENCH/CPU_PROFILE.md
+log() { printf '[bench-cpu %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
+die() { log "FAILED: $*"; exit 1; }
+SETTINGS="shared_buffers = 512MB
+synchronous_commit = off
+max_wal_size = 8GB
+checkpoint_timeout = 30min
+autovacuum = off"
+
+# build NAME REF: the extension from REF (empty: the working tree) into $WORK/NAME
+build() {
+	local prefix=$WORK/$1 src=$WORK/src-$1
+	mkdir -p "$prefix/usr/lib/postgresql" "$prefix/usr/share/postgresql" "$src"
+	if [ -n "$2" ]; then git archive "$2" Makefile src sql extension | tar -x -C "$src"
+	else tar -c Makefile src sql extension | tar -x -C "$src"; fi
+	cp -a "$(dirname "$SYS_BIN")" "$prefix/usr/lib/postgresql/"
+	cp -a /usr/share/postgresql/15 "$prefix/usr/share/postgresql/"
+	rm -f "$prefix"/usr/share/postgresql/15/extension/pg_inventory* "$prefix"/usr/lib/postgresql/15/lib/pg_inventory.so
+	{ make -C "$src" -s PG_CONFIG="$SYS_BIN/pg_config" &&
+		make -C "$src" -s PG_CONFIG="$SYS_BIN/pg_config" install DESTDIR="$prefix"; } \
+		>"$WORK/build-$1.log" 2>&1 || { tail -n 30 "$WORK/build-$1.log"; die "build of ${2:-the working tree} failed"; }
+}
+
+# start NAME: a server of build NAME with a database bench and its catalog
+start() {
+	(
+		PG_BIN=$WORK/$1/usr/lib/postgresql/15/bin PGI_DIR=$WORK/srv-$1
+		PGI_PORT=$(pg_free_port 56532)
+		PGI_CONF=$SETTINGS
+		# shellcheck source=test/scripts/pg_env.sh
+		source test/scripts/pg_env.sh
+		PGI_PORT=$(pg_free_port 56532) pg_start >/dev/null
+		echo "$PGPORT" >"$WORK/port-$1"
+	)
+	local q=(psql -X -q -v ON_ERROR_STOP=1 -h "$WORK/srv-$1" -p "$(cat "$WORK/port-$1")" -U postgres)
+	"${q[@]}" -d postgres -c 'CREATE DATABASE bench' -c 'CREATE ROLE bench_app LOGIN'
+	"${q[@]}" -d bench <<'SQL'
+CREATE EXTENSION pg_inventory;
+GRANT USAGE ON SCHEMA inventory TO bench_app;
+GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
+SELECT inventory.grant_tenant('bench', 'bench_app') \gset
+SELECT count(inventory.restock('bench', concat('open-', s), concat('sku-', lpad(s::text, 5, '0')),
+	1000000000, 'opening stock')) FROM generate_series(1, 10000) s;
+SQL
+}
+stop() {
+	runuser -u postgres -- "$WORK/$1/usr/lib/postgresql/15/bin/pg_ctl" -D "$WORK/srv-$1/data" -w -m fast stop >/dev/null 2>&1 || true
+}
+cleanup() { stop cur; stop base; rm -rf "$WORK"; }
+trap cleanup EXIT
+# shellcheck source=test/scripts/pg_env.sh
+source test/scripts/pg_env.sh
+
+# the loop of one competitor: CALLS reserves of distinct keys over the
+# 10,000 SKUs, one transaction each
+loop_sql() { # loop_sql COMPETITOR PREFIX
+	local call
+	case $1 in
+	ext | base) call="PERFORM inventory.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
+	plpgsql) call="PERFORM bench_plpgsql.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
+	floor) call="$(sed -n '/^WITH c AS/,$p' "$BENCH/scripts/reserve_floor.sql" |
+		sed -e "s/concat(:pfx::text, '-', :client_id::int, '-', :n::int)/p || i/" \
+			-e "s/concat('sku-', lpad(:s::text, 5, '0'))/s/")" ;;
+	esac
+	cat <<SQL
+DO \$\$DECLARE i int; s text; p text := '$2-'; BEGIN
+	FOR i IN 1..$CALLS LOOP
+		s := 'sku-' || lpad((1 + (i * 7919) % 10000)::text, 5, '0');
+		$call
+		COMMIT;
+	END LOOP;
+END\$\$;
+SQL
+}
+
+# measure COMPETITOR ROUND: microseconds of backend CPU per call
+measure() {
+	local who=$1 srv=cur user=bench_app
+	[ "$who" = base ] && srv=base
+	[ "$who" = floor ] && user=postgres
+	local q=(psql -X -q -v ON_ERROR_STOP=1 -At -h "$WORK/srv-$srv" -p "$(cat "$WORK/port-$srv")" -U postgres -d bench)
+	{
+		echo "SELECT pg_backend_pid() AS pid \\gset"
+		echo "\\setenv BPID :pid"
+		echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat > $WORK/cpu.a"
+		[ -n "${PERF_OUT:-}" ] && echo "\\! (perf record -F 2000 -g -p \$BPID -o $PERF_OUT >/dev/null 2>&1 & echo \$! > $WORK/perf.pid; sleep 1)"
+		echo "SET ROLE $user;"
+		loop_sql "$who" "$who-$2-$RANDOM"
+		echo "RESET ROLE;"
+		echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat > $WORK/cpu.b"
+		[ -n "${PERF_OUT:-}" ] && echo "\\! kill -INT \$(cat $WORK/perf.pid); sleep 2"
+	} | "${q[@]}" -f - >/dev/null
+	local a b tck
+	a=$(cat "$WORK/cpu.a"); b=$(cat "$WORK/cpu.b"); tck=$(getconf CLK_TCK)
+	echo $(((b - a) * 1000000 / tck / CALLS))
+}
+
+log "building the working tree${BASE:+ and $BASE}"
+build cur ""
+[ -n "$BASE" ] && build base "$BASE"
+start cur
+psql -X -q -v ON_ERROR_STOP=1 -h "$WORK/srv-cur" -p "$(cat "$WORK/port-cur")" -U postgres -d bench \
+	-f "$BENCH/plpgsql_baseline.sql" \
+	-c 'GRANT USAGE ON SCHEMA bench_plpgsql TO bench_app' \
+	-c 'GRANT EXECUTE ON FUNCTION bench_plpgsql.reserve(text, text, text, integer, interval) TO bench_app' >/dev/null
+COMPS="ext plpgsql floor"
+if [ -n "$BASE" ]; then start base; COMPS="$COMPS base"; fi
+log "$ROUNDS rounds of $CALLS calls per competitor ($COMPS), interleaved"
+: >"$WORK/res"
+for r in $(seq "$ROUNDS"); do
+	for c in $COMPS; do
+		us=$(measure "$c" "$r")
+		echo "$c $r $us" >>"$WORK/res"
+		log "round $r $c: $us us CPU per call"
+	done
+done
+median() { awk -v c="$1" '$1 == c {print $3}' "$WORK/res" | sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[NR / 2] + a[NR / 2 + 1]) / 2}'; }
+spread() { awk -v c="$1" '$1 == c {print $3}' "$WORK/res" | sort -n | awk 'NR == 1 {lo = $1} {hi = $1} END {print lo "-" hi}'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN {printf "%.2f", b / a}'; }
+EXT=$(median ext); PLP=$(median plpgsql); FLOOR=$(median floor)
+
+PHASES=""
+if command -v perf >/dev/null 2>&1; then
+	log "one more ext round under perf record"
+	PERF_OUT=$WORK/perf.data measure ext perf >/dev/null
+	perf script -i "$WORK/perf.data" 2>/dev/null >"$WORK/perf.txt" || true
+	PHASES=$(python3 "$BENCH/cpu_phases.py" "$WORK/perf.txt")
+fi
+
+{
+	echo "# pg_inventory: CPU per reserve call"
+	echo
+	echo "Generated by \`make bench-cpu\` (\`test/bench/cpu_profile.sh\`) on $(date -u '+%Y-%m-%d %H:%M') UTC from the working tree at $(git rev-parse --short HEAD); load average $(cut -d' ' -f1-3 /proc/loadavg) at the end."
+	echo "$ROUNDS interleaved rounds of $CALLS single-line reserves per competitor, each in a server-side loop (one transaction per call, \`synchronous_commit = off\`): the backend's own CPU time (user + system) per call. No client, network or commit flush is in these figures; they are what the server spends on one call."
+	echo
+	echo "| competitor | median us CPU per call | spread | calls per CPU-second |"
+	echo "|---|---|---|---|"
+	for c in $COMPS; do
+		m=$(median "$c")
+		echo "| $c | $m | $(spread "$c") | $(awk -v m="$m" 'BEGIN {printf "%d", 1000000 / m}') |"
+	done
+	echo
+	echo "Ratios (throughput per CPU, higher is better for pg_inventory):"
+	echo
+	echo "- pg_inventory against the PL/pgSQL baseline: **$(ratio "$EXT" "$PLP")x** (issue #12 asks >= 1.3x)"
+	echo "- pg_inventory against the one-statement floor: **$(ratio "$EXT" "$FLOOR")x** (issue #12 asks >= 0.8x)"
+	[ -n "$BASE" ] && echo "- this build against $BASE ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$WORK/src-base/extension/pg_inventory.control")): **$(ratio "$EXT" "$(median base)")x** (issue #11 asks no slower beyond noise)"
+	if [ -n "$PHASES" ]; then
+		echo
+		echo "## Where one call's time goes (perf, one more ext round)"
+		echo
+		echo "Share of the backend's samples by phase; a sample counts in the phase of the innermost frame of its stack that names one (test/bench/cpu_phases.py)."
+		echo
+		echo "$PHASES"
+	fi
+} >"$OUT"
+cat "$OUT"

@@ -434,13 +434,14 @@ TEST(Deploy, ExporterQueries) {
   TestDatabase db("exporter_queries");
   TestRole role(db, "exporter");
   db.exec("GRANT USAGE ON SCHEMA inventory TO " + role.name() +
-          "; GRANT SELECT ON inventory.outbox_metrics, inventory.stock, "
+          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, "
           "inventory.reservation TO " +
           role.name());
   db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "
           "inventory.restock('acme', 'r2', 'sku-2', 5), "
           "inventory.restock('globex', 'r3', 'sku-1', 7)");
   db.exec("SELECT inventory.reserve('acme', 'o1', 'sku-1', 3)");
+  db.exec("SELECT inventory.set_stock_policy('acme', 'sku-2', 'default', 5)");
   const std::string text =
     read_file(source_file("deploy/postgres_exporter/queries.yaml"));
   ASSERT_FALSE(text.empty());
@@ -487,7 +488,9 @@ TEST(Deploy, ExporterQueries) {
   }
   const auto &outbox = results["pg_inventory_outbox"];
   ASSERT_EQ(outbox.size(), 1u);
-  EXPECT_EQ(outbox[0]["unpublished_events"].as<long long>(), 4);
+  // three restocks, one reservation and the stock.out_of_stock of sku-2
+  // that its safety stock causes
+  EXPECT_EQ(outbox[0]["unpublished_events"].as<long long>(), 5);
   EXPECT_EQ(outbox[0]["dead_lettered_events"].as<long long>(), 0);
   EXPECT_GT(outbox[0]["oldest_unpublished_age_seconds"].as<double>(), -1);
   const auto &stock = results["pg_inventory_stock"];
@@ -496,9 +499,12 @@ TEST(Deploy, ExporterQueries) {
   for (const auto &row : stock)
     by_tenant[row["tenant"].as<std::string>()] = {
       row["skus"].as<double>(), row["available_units"].as<double>(),
-      row["reserved_units"].as<double>()};
-  EXPECT_EQ(by_tenant["acme"], (std::vector<double>{2, 12, 3}));
-  EXPECT_EQ(by_tenant["globex"], (std::vector<double>{1, 7, 0}));
+      row["sellable_units"].as<double>(), row["reserved_units"].as<double>(),
+      row["sold_out_skus"].as<double>()};
+  // acme keeps 5 units of sku-2 as safety stock: on hand, not sellable,
+  // so sku-2 counts as sold out
+  EXPECT_EQ(by_tenant["acme"], (std::vector<double>{2, 12, 7, 3, 1}));
+  EXPECT_EQ(by_tenant["globex"], (std::vector<double>{1, 7, 7, 0, 0}));
   const auto &pending = results["pg_inventory_reservations"];
   ASSERT_EQ(pending.size(), 1u);
   EXPECT_EQ(pending[0]["tenant"].as<std::string>(), "acme");
@@ -519,7 +525,7 @@ TEST(Deploy, ExporterScrape) {
   TestDatabase db("exporter_scrape");
   TestRole role(db, "exporter_scrape");
   db.exec("GRANT USAGE ON SCHEMA inventory TO " + role.name() +
-          "; GRANT SELECT ON inventory.outbox_metrics, inventory.stock, "
+          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, "
           "inventory.reservation TO " +
           role.name());
   db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "

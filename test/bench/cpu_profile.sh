@@ -20,14 +20,20 @@
 #
 # Then, where `perf` is installed, one more ext round under `perf record`
 # and the share of the backend's time by phase (test/bench/cpu_phases.py).
+# Then the memory of one backend over BENCH_CPU_MEMORY_CALLS reserves
+# (1,000,000; 0: skipped), in chunks of a tenth: after each chunk the sum of
+# its memory contexts (pg_backend_memory_contexts) and its private memory
+# (RssAnon of /proc/PID/status; shared buffers it touched are not in it),
+# so that growth per call shows (issue #12 asks for none).
 # Writes test/bench/CPU_PROFILE.md.  Knobs: BENCH_CPU_ROUNDS (5),
-# BENCH_CPU_CALLS (4000), BENCH_BASE.
+# BENCH_CPU_CALLS (4000), BENCH_CPU_MEMORY_CALLS (1000000), BENCH_BASE.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
 BENCH=$ROOT/test/bench
 ROUNDS=${BENCH_CPU_ROUNDS:-5}
 CALLS=${BENCH_CPU_CALLS:-4000}
+MEM_CALLS=${BENCH_CPU_MEMORY_CALLS:-1000000}
 BASE=${BENCH_BASE-07eb55a}
 SYS_BIN=/usr/lib/postgresql/15/bin
 WORK=$(mktemp -d /tmp/pg_inventory_cpu.XXXXXX)
@@ -85,10 +91,10 @@ trap cleanup EXIT
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
 
-# the loop of one competitor: CALLS reserves of distinct keys over the
-# 10,000 SKUs, one transaction each
-loop_sql() { # loop_sql COMPETITOR PREFIX
-	local call
+# the loop of one competitor: N (default CALLS) reserves of distinct keys
+# over the 10,000 SKUs, one transaction each
+loop_sql() { # loop_sql COMPETITOR PREFIX [N]
+	local call n=${3:-$CALLS}
 	case $1 in
 	ext | base) call="PERFORM inventory.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
 	plpgsql) call="PERFORM bench_plpgsql.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
@@ -98,7 +104,7 @@ loop_sql() { # loop_sql COMPETITOR PREFIX
 	esac
 	cat <<SQL
 DO \$\$DECLARE i int; s text; p text := '$2-'; BEGIN
-	FOR i IN 1..$CALLS LOOP
+	FOR i IN 1..$n LOOP
 		s := 'sku-' || lpad((1 + (i * 7919) % 10000)::text, 5, '0');
 		$call
 		COMMIT;
@@ -161,6 +167,31 @@ if command -v perf >/dev/null 2>&1; then
 	PHASES=$(python3 "$BENCH/cpu_phases.py" "$WORK/perf.txt")
 fi
 
+# memory: one backend, MEM_CALLS reserves in ten chunks
+MEMROWS=""
+if [ "$MEM_CALLS" -gt 0 ]; then
+	chunk=$((MEM_CALLS / 10))
+	log "memory: $MEM_CALLS reserves in one backend, ten chunks of $chunk"
+	{
+		echo "SELECT pg_backend_pid() AS pid \\gset"
+		echo "\\setenv BPID :pid"
+		for k in $(seq 0 10); do
+			if [ "$k" -gt 0 ]; then
+				echo "SET ROLE bench_app;"
+				loop_sql ext "mem-$k-$RANDOM" "$chunk"
+				echo "RESET ROLE;"
+			fi
+			echo "SELECT $((k * chunk)) AS calls, sum(total_bytes) AS context_bytes FROM pg_backend_memory_contexts \\gset"
+			echo "\\setenv CALLS :calls"
+			echo "\\setenv CTX :context_bytes"
+			echo "\\! echo \"\$CALLS \$CTX \$(awk '/^RssAnon/ {print \$2}' /proc/\$BPID/status)\" >> $WORK/mem"
+		done
+	} | psql -X -q -v ON_ERROR_STOP=1 -At -h "$WORK/srv-cur" -p "$(cat "$WORK/port-cur")" -U postgres -d bench -f - >/dev/null
+	MEMROWS=$(awk '{printf "| %d | %.1f | %.1f |\n", $1, $2 / 1048576, $3 / 1024}' "$WORK/mem")
+	# growth from the end of the first chunk (caches warm) to the end
+	MEMGROWTH=$(awk 'NR == 2 {c = $2; r = $3} END {printf "%.0f bytes of memory contexts and %.0f KiB of private memory over the last %d calls (%.3f bytes per call)", $2 - c, $3 - r, $1 - '"$chunk"', ($2 - c) / ($1 - '"$chunk"')}' "$WORK/mem")
+fi
+
 {
 	echo "# pg_inventory: CPU per reserve call"
 	echo
@@ -179,6 +210,18 @@ fi
 	echo "- pg_inventory against the PL/pgSQL baseline: **$(ratio "$EXT" "$PLP")x** (issue #12 asks >= 1.3x)"
 	echo "- pg_inventory against the one-statement floor: **$(ratio "$EXT" "$FLOOR")x** (issue #12 asks >= 0.8x)"
 	[ -n "$BASE" ] && echo "- this build against $BASE ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$WORK/src-base/extension/pg_inventory.control")): **$(ratio "$EXT" "$(median base)")x** (issue #11 asks no slower beyond noise)"
+	if [ -n "$MEMROWS" ]; then
+		echo
+		echo "## Memory of one backend over $MEM_CALLS calls"
+		echo
+		echo "One session as the application role, $MEM_CALLS reserves in ten chunks; after each, the sum of its memory contexts and its private resident memory (RssAnon: shared buffers are not in it)."
+		echo
+		echo "| calls | memory contexts MiB | private memory MiB |"
+		echo "|---|---|---|"
+		echo "$MEMROWS"
+		echo
+		echo "Growth after the first chunk: $MEMGROWTH."
+	fi
 	if [ -n "$PHASES" ]; then
 		echo
 		echo "## Where one call's time goes (perf, one more ext round)"

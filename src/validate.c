@@ -15,6 +15,7 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "mb/pg_wchar.h"
+#include "parser/scansup.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -251,10 +252,24 @@ InventoryKeyArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 	return text_to_cstring(t);
 }
 
+/* Whether the len bytes at s are all ASCII white space (or none) */
+static bool
+AllWhiteSpace(const char *s, int len)
+{
+	int			i;
+
+	for (i = 0; i < len; i++)
+		if (!scanner_isspace(s[i]))
+			return false;
+	return true;
+}
+
 /*
  * InventoryReasonArg
- *		A reason: at most 1000 characters.  When required it must be neither
- *		NULL nor empty; otherwise NULL gives NULL.  Errors: 22023.
+ *		A reason: at most 1000 characters.  When required (adjust,
+ *		compensate, discard_dead_letters: the reason is the record of why)
+ *		it must be neither NULL, empty nor white space only; otherwise NULL
+ *		gives NULL.  Errors: 22023.
  */
 char *
 InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
@@ -269,6 +284,7 @@ InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("argument \"%s\" must not be null", argname),
+					 errdetail("This call is kept with its reason, for whoever asks later why it was made."),
 					 errhint("Say why, in at most %d characters.",
 							 INVENTORY_REASON_MAX_CHARS)));
 		return NULL;
@@ -279,6 +295,15 @@ InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("argument \"%s\" must not be empty", argname),
+				 errdetail("This call is kept with its reason, for whoever asks later why it was made."),
+				 errhint("Say why, in at most %d characters.",
+						 INVENTORY_REASON_MAX_CHARS)));
+	if (required && AllWhiteSpace(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("argument \"%s\" must not be blank", argname),
+				 errdetail("The value given has only white space (%d characters).",
+						   nchars),
 				 errhint("Say why, in at most %d characters.",
 						 INVENTORY_REASON_MAX_CHARS)));
 	if (nchars > INVENTORY_REASON_MAX_CHARS)

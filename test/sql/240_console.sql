@@ -179,6 +179,7 @@ SELECT min(id) AS dead_a, max(id) AS dead_b FROM inventory.outbox
 -- discard needs a reason of 1 to 1000 characters; nothing is deleted else
 SELECT inventory.discard_dead_letters(ARRAY[:dead_a]::bigint[], NULL);
 SELECT inventory.discard_dead_letters(ARRAY[:dead_a]::bigint[], '');
+SELECT inventory.discard_dead_letters(ARRAY[:dead_a]::bigint[], '   ');
 SELECT inventory.discard_dead_letters(ARRAY[:dead_a]::bigint[], repeat('x', 1001));
 SELECT inventory.discard_dead_letters(ARRAY[:dead_a]::bigint[]);
 SELECT inventory.requeue_dead_letters(ARRAY[:dead_a]::bigint[], repeat('x', 1001));

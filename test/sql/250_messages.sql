@@ -164,6 +164,11 @@ SELECT inventory.relay_release('relay-250', ARRAY[2, NULL]::bigint[]);
 SELECT inventory.requeue_dead_letters(ARRAY[NULL]::bigint[]);
 SELECT inventory.discard_dead_letters(NULL, 'ids missing');
 SELECT inventory.discard_dead_letters(ARRAY[NULL, 4]::bigint[], 'an id missing');
+-- a required reason (discard, adjust, compensate) says why it is required;
+-- white space only is no reason
+SELECT inventory.discard_dead_letters(ARRAY[4]::bigint[], NULL);
+SELECT inventory.discard_dead_letters(ARRAY[4]::bigint[], E' \t\n ');
+SELECT inventory.adjust('t250', 'adj-blank', 'A', -1, 'loss', '   ');
 -- still accepted: no ids at all (requeue: NULL is every dead letter)
 SELECT inventory.relay_release('relay-250', ARRAY[]::bigint[]);
 SELECT inventory.requeue_dead_letters(ARRAY[-1]::bigint[]);

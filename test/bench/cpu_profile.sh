@@ -25,8 +25,15 @@
 # its memory contexts (pg_backend_memory_contexts) and its private memory
 # (RssAnon of /proc/PID/status; shared buffers it touched are not in it),
 # so that growth per call shows (issue #12 asks for none).
+# With BENCH_CPU_SCALE=1, the scale of data (issue #12): a third server of
+# this build with BENCH_SCALE_SKUS SKUs (1,000,000) and BENCH_SCALE_HISTORY
+# stored reservations (10,000,000, confirmed, with their lines and
+# transitions; loaded in bulk by SQL, then check_invariants must find
+# nothing), and competitor ext_big: the same reserve loop over all its SKUs,
+# interleaved with the others.  The load takes minutes and gigabytes.
 # Writes test/bench/CPU_PROFILE.md.  Knobs: BENCH_CPU_ROUNDS (5),
-# BENCH_CPU_CALLS (4000), BENCH_CPU_MEMORY_CALLS (1000000), BENCH_BASE.
+# BENCH_CPU_CALLS (4000), BENCH_CPU_MEMORY_CALLS (1000000), BENCH_BASE,
+# BENCH_CPU_SCALE (0), BENCH_SCALE_SKUS, BENCH_SCALE_HISTORY.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
@@ -34,6 +41,9 @@ BENCH=$ROOT/test/bench
 ROUNDS=${BENCH_CPU_ROUNDS:-5}
 CALLS=${BENCH_CPU_CALLS:-4000}
 MEM_CALLS=${BENCH_CPU_MEMORY_CALLS:-1000000}
+SCALE=${BENCH_CPU_SCALE:-0}
+SCALE_SKUS=${BENCH_SCALE_SKUS:-1000000}
+SCALE_HISTORY=${BENCH_SCALE_HISTORY:-10000000}
 BASE=${BENCH_BASE-07eb55a}
 SYS_BIN=/usr/lib/postgresql/15/bin
 WORK=$(mktemp -d /tmp/pg_inventory_cpu.XXXXXX)
@@ -61,10 +71,12 @@ build() {
 		>"$WORK/build-$1.log" 2>&1 || { tail -n 30 "$WORK/build-$1.log"; die "build of ${2:-the working tree} failed"; }
 }
 
-# start NAME: a server of build NAME with a database bench and its catalog
+# start NAME [BUILD]: a server NAME of build BUILD (default NAME) with a
+# database bench and its catalog of 10,000 SKUs
 start() {
+	local b=${2:-$1}
 	(
-		PG_BIN=$WORK/$1/usr/lib/postgresql/15/bin PGI_DIR=$WORK/srv-$1
+		PG_BIN=$WORK/$b/usr/lib/postgresql/15/bin PGI_DIR=$WORK/srv-$1
 		PGI_PORT=$(pg_free_port 56532)
 		PGI_CONF=$SETTINGS
 		# shellcheck source=test/scripts/pg_env.sh
@@ -79,14 +91,65 @@ CREATE EXTENSION pg_inventory;
 GRANT USAGE ON SCHEMA inventory TO bench_app;
 GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
 SELECT inventory.grant_tenant('bench', 'bench_app') \gset
-SELECT count(inventory.restock('bench', concat('open-', s), concat('sku-', lpad(s::text, 5, '0')),
-	1000000000, 'opening stock')) FROM generate_series(1, 10000) s;
 SQL
+	[ "$1" = big ] && return 0
+	"${q[@]}" -d bench -c "SELECT count(inventory.restock('bench', concat('open-', s),
+		concat('sku-', lpad(s::text, 5, '0')), 1000000000, 'opening stock')) FROM generate_series(1, 10000) s" >/dev/null
 }
 stop() {
-	runuser -u postgres -- "$WORK/$1/usr/lib/postgresql/15/bin/pg_ctl" -D "$WORK/srv-$1/data" -w -m fast stop >/dev/null 2>&1 || true
+	runuser -u postgres -- "$WORK/cur/usr/lib/postgresql/15/bin/pg_ctl" -D "$WORK/srv-$1/data" -w -m fast stop >/dev/null 2>&1 || true
 }
-cleanup() { stop cur; stop base; rm -rf "$WORK"; }
+cleanup() { stop cur; stop base; stop big; rm -rf "$WORK"; }
+
+# load_big: SCALE_SKUS SKUs of tenant bench (named sku-0000001 on), each
+# with an opening receipt of 1,000,000,000 units, and SCALE_HISTORY
+# confirmed reservations of one unit each over them, with their lines and
+# both transitions, as the functions would have written them (a bulk load
+# by SQL: minutes where the functions would take hours); foreign-key
+# triggers are off while loading (session_replication_role = replica) and
+# check_invariants checks the result
+load_big() {
+	psql -X -q -v ON_ERROR_STOP=1 -h "$WORK/srv-big" -p "$(cat "$WORK/port-big")" -U postgres -d bench \
+		-v skus="$SCALE_SKUS" -v history="$SCALE_HISTORY" <<'SQL'
+SET synchronous_commit = off;
+SET session_replication_role = replica;
+SET maintenance_work_mem = '1GB';
+INSERT INTO inventory.location (tenant, location, created_at, updated_at)
+VALUES ('bench', 'default', now(), now());
+INSERT INTO inventory.sku (tenant, sku, created_at)
+SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), now() FROM generate_series(1, :skus) g;
+INSERT INTO inventory.stock_location (tenant, sku, location, level, version, created_at)
+SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 'default', 'in_stock', 1, now()
+FROM generate_series(1, :skus) g;
+INSERT INTO inventory.stock_ledger (tenant, sku, request_key, kind, delta, reason, available_after, actor, created_at, location)
+SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 'open-' || g, 'receipt', 1000000000, 'opening stock',
+	1000000000, 'bench-load', now() - interval '3 days', 'default'
+FROM generate_series(1, :skus) g;
+-- reservation r holds one unit of SKU (r - 1) % skus + 1
+INSERT INTO inventory.stock_slot (tenant, sku, slot, available, reserved, consumed, updated_at, location)
+SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 0, 1000000000 - c, 0, c, now(), 'default'
+FROM (SELECT g, (:history / :skus + CASE WHEN g <= :history % :skus THEN 1 ELSE 0 END)::bigint AS c
+	  FROM generate_series(1, :skus) g) x;
+INSERT INTO inventory.reservation (id, tenant, request_key, state, expires_at, version, created_at, updated_at)
+SELECT r, 'bench', 'hist-' || r, 'confirmed', now() - interval '2 days', 2,
+	now() - interval '3 days', now() - interval '2 days'
+FROM generate_series(1, :history) r;
+INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity, location)
+SELECT r, 'bench', 'sku-' || lpad(((r - 1) % :skus + 1)::text, 7, '0'), 1, 'default'
+FROM generate_series(1, :history) r;
+INSERT INTO inventory.reservation_transition (reservation_id, from_state, to_state, actor, version, created_at)
+SELECT r, NULL, 'pending', 'bench-load', 1, now() - interval '3 days' FROM generate_series(1, :history) r
+UNION ALL
+SELECT r, 'pending', 'confirmed', 'bench-load', 2, now() - interval '2 days' FROM generate_series(1, :history) r;
+SELECT setval('inventory.reservation_id_seq', :history);
+RESET session_replication_role;
+VACUUM ANALYZE;
+SQL
+	local broken
+	broken=$(psql -X -q -At -h "$WORK/srv-big" -p "$(cat "$WORK/port-big")" -U postgres -d bench \
+		-c "SELECT count(*) FROM inventory.check_invariants()")
+	[ "$broken" = 0 ] || die "the bulk-loaded database breaks $broken invariant(s)"
+}
 trap cleanup EXIT
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
@@ -96,16 +159,17 @@ source test/scripts/pg_env.sh
 loop_sql() { # loop_sql COMPETITOR PREFIX [N]
 	local call n=${3:-$CALLS}
 	case $1 in
-	ext | base) call="PERFORM inventory.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
-	plpgsql) call="PERFORM bench_plpgsql.reserve('bench', p || i, s, 1, interval '1 hour');" ;;
+	ext | base | ext_big) call="PERFORM inventory.reserve('bench', v_key, v_sku, 1, interval '1 hour');" ;;
+	plpgsql) call="PERFORM bench_plpgsql.reserve('bench', v_key, v_sku, 1, interval '1 hour');" ;;
 	floor) call="$(sed -n '/^WITH c AS/,$p' "$BENCH/scripts/reserve_floor.sql" |
-		sed -e "s/concat(:pfx::text, '-', :client_id::int, '-', :n::int)/p || i/" \
-			-e "s/concat('sku-', lpad(:s::text, 5, '0'))/s/")" ;;
+		sed -e "s/concat(:pfx::text, '-', :client_id::int, '-', :n::int)/v_key/" \
+			-e "s/concat('sku-', lpad(:s::text, 5, '0'))/v_sku/")" ;;
 	esac
 	cat <<SQL
-DO \$\$DECLARE i int; s text; p text := '$2-'; BEGIN
+DO \$\$DECLARE i int; v_sku text; v_key text; BEGIN
 	FOR i IN 1..$n LOOP
-		s := 'sku-' || lpad((1 + (i * 7919) % 10000)::text, 5, '0');
+		v_key := '$2-' || i;
+		v_sku := $(if [ "$1" = ext_big ]; then echo "'sku-' || lpad((1 + (i::bigint * 7919) % $SCALE_SKUS)::text, 7, '0')"; else echo "'sku-' || lpad((1 + (i * 7919) % 10000)::text, 5, '0')"; fi);
 		$call
 		COMMIT;
 	END LOOP;
@@ -117,19 +181,21 @@ SQL
 measure() {
 	local who=$1 srv=cur user=bench_app
 	[ "$who" = base ] && srv=base
+	[ "$who" = ext_big ] && srv=big
 	[ "$who" = floor ] && user=postgres
 	local q=(psql -X -q -v ON_ERROR_STOP=1 -At -h "$WORK/srv-$srv" -p "$(cat "$WORK/port-$srv")" -U postgres -d bench)
+	rm -f "$WORK/cpu.a" "$WORK/cpu.b"
 	{
 		echo "SELECT pg_backend_pid() AS pid \\gset"
 		echo "\\setenv BPID :pid"
 		echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat > $WORK/cpu.a"
-		[ -n "${PERF_OUT:-}" ] && echo "\\! (perf record -F 2000 -g -p \$BPID -o $PERF_OUT >/dev/null 2>&1 & echo \$! > $WORK/perf.pid; sleep 1)"
+		if [ -n "${PERF_OUT:-}" ]; then echo "\\! (perf record -F 2000 -g -p \$BPID -o $PERF_OUT >/dev/null 2>&1 & echo \$! > $WORK/perf.pid; sleep 1)"; fi
 		echo "SET ROLE $user;"
 		loop_sql "$who" "$who-$2-$RANDOM"
 		echo "RESET ROLE;"
 		echo "\\! awk '{print \$14 + \$15}' /proc/\$BPID/stat > $WORK/cpu.b"
-		[ -n "${PERF_OUT:-}" ] && echo "\\! kill -INT \$(cat $WORK/perf.pid); sleep 2"
-	} | "${q[@]}" -f - >/dev/null
+		if [ -n "${PERF_OUT:-}" ]; then echo "\\! kill -INT \$(cat $WORK/perf.pid); sleep 2"; fi
+	} | "${q[@]}" -f - >/dev/null || die "the loop of $who failed"
 	local a b tck
 	a=$(cat "$WORK/cpu.a"); b=$(cat "$WORK/cpu.b"); tck=$(getconf CLK_TCK)
 	echo $(((b - a) * 1000000 / tck / CALLS))
@@ -145,11 +211,21 @@ psql -X -q -v ON_ERROR_STOP=1 -h "$WORK/srv-cur" -p "$(cat "$WORK/port-cur")" -U
 	-c 'GRANT EXECUTE ON FUNCTION bench_plpgsql.reserve(text, text, text, integer, interval) TO bench_app' >/dev/null
 COMPS="ext plpgsql floor"
 if [ -n "$BASE" ]; then start base; COMPS="$COMPS base"; fi
+if [ "$SCALE" = 1 ]; then
+	log "scale: loading $SCALE_SKUS SKUs and $SCALE_HISTORY stored reservations into a third server"
+	start big cur
+	t0=$(date +%s)
+	load_big
+	LOAD_SECS=$(($(date +%s) - t0))
+	BIG_SIZE=$(psql -X -At -h "$WORK/srv-big" -p "$(cat "$WORK/port-big")" -U postgres -d bench -c "SELECT pg_size_pretty(pg_database_size('bench'))")
+	log "scale: loaded in $LOAD_SECS s, database $BIG_SIZE, check_invariants clean"
+	COMPS="$COMPS ext_big"
+fi
 log "$ROUNDS rounds of $CALLS calls per competitor ($COMPS), interleaved"
 : >"$WORK/res"
 for r in $(seq "$ROUNDS"); do
 	for c in $COMPS; do
-		us=$(measure "$c" "$r")
+		us=$(measure "$c" "$r") || die "round $r of $c failed"
 		echo "$c $r $us" >>"$WORK/res"
 		log "round $r $c: $us us CPU per call"
 	done
@@ -186,7 +262,8 @@ if [ "$MEM_CALLS" -gt 0 ]; then
 			echo "\\setenv CTX :context_bytes"
 			echo "\\! echo \"\$CALLS \$CTX \$(awk '/^RssAnon/ {print \$2}' /proc/\$BPID/status)\" >> $WORK/mem"
 		done
-	} | psql -X -q -v ON_ERROR_STOP=1 -At -h "$WORK/srv-cur" -p "$(cat "$WORK/port-cur")" -U postgres -d bench -f - >/dev/null
+	} | psql -X -q -v ON_ERROR_STOP=1 -At -h "$WORK/srv-cur" -p "$(cat "$WORK/port-cur")" -U postgres -d bench -f - >/dev/null ||
+		die "the memory run failed"
 	MEMROWS=$(awk '{printf "| %d | %.1f | %.1f |\n", $1, $2 / 1048576, $3 / 1024}' "$WORK/mem")
 	# growth from the end of the first chunk (caches warm) to the end
 	MEMGROWTH=$(awk 'NR == 2 {c = $2; r = $3} END {printf "%.0f bytes of memory contexts and %.0f KiB of private memory over the last %d calls (%.3f bytes per call)", $2 - c, $3 - r, $1 - '"$chunk"', ($2 - c) / ($1 - '"$chunk"')}' "$WORK/mem")
@@ -209,6 +286,7 @@ fi
 	echo
 	echo "- pg_inventory against the PL/pgSQL baseline: **$(ratio "$EXT" "$PLP")x** (issue #12 asks >= 1.3x)"
 	echo "- pg_inventory against the one-statement floor: **$(ratio "$EXT" "$FLOOR")x** (issue #12 asks >= 0.8x)"
+	[ "$SCALE" = 1 ] && echo "- with $SCALE_SKUS SKUs and $SCALE_HISTORY stored reservations (database $BIG_SIZE, bulk-loaded in $LOAD_SECS s, check_invariants clean) against 10,000 SKUs and no history: **$(ratio "$(median ext_big)" "$EXT")x** (issue #12 asks >= 0.8x)"
 	[ -n "$BASE" ] && echo "- this build against $BASE ($(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$WORK/src-base/extension/pg_inventory.control")): **$(ratio "$EXT" "$(median base)")x** (issue #11 asks no slower beyond noise)"
 	if [ -n "$MEMROWS" ]; then
 		echo

@@ -1122,8 +1122,8 @@ inventory_lookup(PG_FUNCTION_ARGS)
 #define EXPIRE_DUE_AS(due, more, payload) \
 	"WITH due AS (" due " FOR UPDATE SKIP LOCKED), " \
 	"r AS (UPDATE inventory.reservation r SET state = 'expired', " \
-	"version = r.version + 1, updated_at = $1 FROM due " \
-	"WHERE r.id = due.id AND r.state = 'pending' " \
+	"version = r.version + 1, updated_at = $1 " \
+	"WHERE r.id = ANY (ARRAY(SELECT due.id FROM due)) AND r.state = 'pending' " \
 	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at" \
 	more "), " \
 	"t AS (INSERT INTO inventory.reservation_transition " \

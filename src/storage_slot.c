@@ -939,16 +939,15 @@ static InventoryStatement units_of_reservations_located = {
  */
 static InventoryStatement release_changes_located = {
 	"change stock slots",
-	"WITH c AS (UPDATE inventory.stock_slot s SET available = s.available + d.da, "
+	"UPDATE inventory.stock_slot s SET available = s.available + d.da, "
 	"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
 	"FROM unnest($1, $2, $8, $3, $4, $5, $6) "
 	"AS d(tenant, sku, location, slot, da, dr, dc) "
+	"LEFT JOIN inventory.stock_location l ON l.tenant = d.tenant "
+	"AND l.sku = d.sku AND l.location = d.location "
 	"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.location = d.location "
-	"AND s.slot = d.slot RETURNING s.tenant, s.sku, s.location) "
-	"SELECT c.tenant::text, c.sku::text, c.location::text, "
-	"COALESCE(l.level::text = 'in_stock', false) FROM c "
-	"LEFT JOIN inventory.stock_location l ON l.tenant = c.tenant "
-	"AND l.sku = c.sku AND l.location = c.location",
+	"AND s.slot = d.slot RETURNING s.tenant::text, s.sku::text, s.location::text, "
+	"COALESCE(l.level::text = 'in_stock', false)",
 	8, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
 	INT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID}
 };
@@ -969,7 +968,7 @@ ReleaseChanges(const SlotChanges *changes, TimestampTz now)
 	if (changes->count == 0)
 		return;
 	n = RunChanges(&release_changes_located, changes, false, now,
-				   SPI_OK_SELECT);
+				   SPI_OK_UPDATE_RETURNING);
 	if (n != (uint64) changes->count)
 		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks",
 			 changes->count);

@@ -23,6 +23,7 @@
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
 #include "utils/uuid.h"
 
 #include "allocate.h"
@@ -1234,111 +1235,131 @@ ResultCString(uint64 row, int col)
 	return isnull ? NULL : TextDatumGetCString(d);
 }
 
+/* reservation.expired events per INSERT (and payloads in memory at once) */
+#define EXPIRY_EVENTS_PER_INSERT 10000
+
 /*
  * WriteExpiredEvents
  *		From the n rows of the expire statement (one per line of each
  *		reservation expired, by reservation id), writes one
  *		reservation.expired event per reservation, the payload the SQL
  *		builder RESERVATION_EVENT(_LOCATED) with STORED_LINES_JSON(_LOCATED)
- *		writes (the same keys and values; jsonb orders the keys), in one
- *		statement.  Returns the ids of the reservations in *ids, their
- *		number as the result.
+ *		writes (the same keys and values; jsonb orders the keys), by one
+ *		INSERT per EXPIRY_EVENTS_PER_INSERT events, in id order.  Returns
+ *		the ids of the reservations in *ids_out, their number as the result.
  */
 static int
 WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 				   int64 **ids_out)
 {
+	SPITupleTable *rows = SPI_tuptable;
 	int64	   *ids = palloc(sizeof(int64) * n);
-	const char **tenants = palloc(sizeof(char *) * n);
-	Datum	   *payloads = palloc(sizeof(Datum) * n);
-	Datum	   *event_ids = palloc(sizeof(Datum) * n);
-	pg_uuid_t  *uuids = palloc(sizeof(pg_uuid_t) * n);
 	char	   *occurred_at = EventTime(now);
-	Datum		values[5];
+	MemoryContext chunk_cxt = AllocSetContextCreate(CurrentMemoryContext,
+													"pg_inventory expiry events",
+													ALLOCSET_DEFAULT_SIZES);
 	uint64		row = 0;
 	int			count = 0;
 
-	if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * n))
-		ereport(ERROR,
-				(errcode(ERRCODE_INTERNAL_ERROR),
-				 errmsg("could not generate random values")));
 	while (row < n)
 	{
-		JsonbParseState *state = NULL;
-		JsonbValue	k;
-		JsonbValue *result;
-		pg_uuid_t  *uuid = &uuids[count];
-		int64		id = InventoryResultInt64(row, 1);
-		bool		isnull;
-		Datum		expires_at = InventoryResultDatum(row, 5, &isnull);
+		MemoryContext outer = MemoryContextSwitchTo(chunk_cxt);
+		const char **tenants = palloc(sizeof(char *) * EXPIRY_EVENTS_PER_INSERT);
+		Datum	   *payloads = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
+		Datum	   *event_ids = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
+		pg_uuid_t  *uuids = palloc(sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT);
+		int			first = count;
+		int			m = 0;
+		Datum		values[5];
 
-		/* as gen_random_uuid(): version 4, variant RFC 4122 */
-		uuid->data[6] = (uuid->data[6] & 0x0f) | 0x40;
-		uuid->data[8] = (uuid->data[8] & 0x3f) | 0x80;
-		ids[count] = id;
-		tenants[count] = ResultCString(row, 2);
-		event_ids[count] = UUIDPGetDatum(uuid);
-
-		pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-		PushString(&state, "event_id",
-				   DatumGetCString(DirectFunctionCall1(uuid_out,
-													   UUIDPGetDatum(uuid))));
-		PushString(&state, "event_type", "reservation.expired");
-		PushString(&state, "tenant", tenants[count]);
-		PushString(&state, "request_key", ResultCString(row, 3));
-		PushInt64(&state, "reservation_id", id);
-		PushString(&state, "state", "expired");
-		PushInt64(&state, "version",
-				  DatumGetInt32(InventoryResultDatum(row, 4, &isnull)));
-		if (call->located)
-			PushString(&state, "reason", ResultCString(row, 6));
-		PushString(&state, "expires_at",
-				   isnull ? NULL : EventTime(DatumGetTimestampTz(expires_at)));
-		PushString(&state, "occurred_at", occurred_at);
-		k.type = jbvString;
-		k.val.string.val = "lines";
-		k.val.string.len = strlen("lines");
-		pushJsonbValue(&state, WJB_KEY, &k);
-		(void) InventoryResultDatum(row, 7, &isnull);
-		if (isnull)
+		if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random values")));
+		for (; row < n && m < EXPIRY_EVENTS_PER_INSERT; m++)
 		{
-			/* no line (jsonb_agg over no rows): null */
-			JsonbValue	v;
+			JsonbParseState *state = NULL;
+			JsonbValue	k;
+			JsonbValue *result;
+			pg_uuid_t  *uuid = &uuids[m];
+			int64		id = InventoryResultInt64(row, 1);
+			bool		isnull;
+			bool		no_expiry;
+			Datum		expires_at = InventoryResultDatum(row, 5, &no_expiry);
 
-			v.type = jbvNull;
-			pushJsonbValue(&state, WJB_VALUE, &v);
-			row++;
-		}
-		else
-		{
-			pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
-			for (; row < n && InventoryResultInt64(row, 1) == id; row++)
+			/* as gen_random_uuid(): version 4, variant RFC 4122 */
+			uuid->data[6] = (uuid->data[6] & 0x0f) | 0x40;
+			uuid->data[8] = (uuid->data[8] & 0x3f) | 0x80;
+			ids[count++] = id;
+			tenants[m] = ResultCString(row, 2);
+			event_ids[m] = UUIDPGetDatum(uuid);
+
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+			PushString(&state, "event_id",
+					   DatumGetCString(DirectFunctionCall1(uuid_out,
+														   UUIDPGetDatum(uuid))));
+			PushString(&state, "event_type", "reservation.expired");
+			PushString(&state, "tenant", tenants[m]);
+			PushString(&state, "request_key", ResultCString(row, 3));
+			PushInt64(&state, "reservation_id", id);
+			PushString(&state, "state", "expired");
+			PushInt64(&state, "version",
+					  DatumGetInt32(InventoryResultDatum(row, 4, &isnull)));
+			if (call->located)
+				PushString(&state, "reason", ResultCString(row, 6));
+			PushString(&state, "expires_at", no_expiry ? NULL :
+					   EventTime(DatumGetTimestampTz(expires_at)));
+			PushString(&state, "occurred_at", occurred_at);
+			k.type = jbvString;
+			k.val.string.val = "lines";
+			k.val.string.len = strlen("lines");
+			pushJsonbValue(&state, WJB_KEY, &k);
+			(void) InventoryResultDatum(row, 7, &isnull);
+			if (isnull)
 			{
-				pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
-				PushString(&state, "sku", ResultCString(row, 7));
-				if (call->located)
-					PushString(&state, "location", ResultCString(row, 8));
-				PushInt64(&state, "quantity",
-						  DatumGetInt32(InventoryResultDatum(row, 9, &isnull)));
-				pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-			}
-			pushJsonbValue(&state, WJB_END_ARRAY, NULL);
-		}
-		result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
-		payloads[count] = JsonbPGetDatum(JsonbValueToJsonb(result));
-		count++;
-	}
+				/* no line (jsonb_agg over no rows): null */
+				JsonbValue	v;
 
-	values[0] = PointerGetDatum(construct_array(event_ids, count, UUIDOID,
-												UUID_LEN, false, TYPALIGN_CHAR));
-	values[1] = InventoryTextArray(tenants, count);
-	values[2] = InventoryInt8Array(ids, count);
-	values[3] = PointerGetDatum(construct_array(payloads, count, JSONBOID, -1,
-												false, TYPALIGN_INT));
-	values[4] = TimestampTzGetDatum(now);
-	if (InventoryRun(&write_expired_events, values, NULL,
-					 SPI_OK_INSERT) != (uint64) count)
-		elog(ERROR, "pg_inventory: %d expiry events were not written", count);
+				v.type = jbvNull;
+				pushJsonbValue(&state, WJB_VALUE, &v);
+				row++;
+			}
+			else
+			{
+				pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+				for (; row < n && InventoryResultInt64(row, 1) == id; row++)
+				{
+					pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+					PushString(&state, "sku", ResultCString(row, 7));
+					if (call->located)
+						PushString(&state, "location", ResultCString(row, 8));
+					PushInt64(&state, "quantity",
+							  DatumGetInt32(InventoryResultDatum(row, 9, &isnull)));
+					pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+				}
+				pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+			}
+			result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+			payloads[m] = JsonbPGetDatum(JsonbValueToJsonb(result));
+		}
+
+		values[0] = PointerGetDatum(construct_array(event_ids, m, UUIDOID,
+													UUID_LEN, false,
+													TYPALIGN_CHAR));
+		values[1] = InventoryTextArray(tenants, m);
+		values[2] = InventoryInt8Array(ids + first, m);
+		values[3] = PointerGetDatum(construct_array(payloads, m, JSONBOID, -1,
+													false, TYPALIGN_INT));
+		values[4] = TimestampTzGetDatum(now);
+		if (InventoryRun(&write_expired_events, values, NULL,
+						 SPI_OK_INSERT) != (uint64) m)
+			elog(ERROR, "pg_inventory: %d expiry events were not written", m);
+		/* the expire statement's rows again, for the next chunk */
+		SPI_tuptable = rows;
+		MemoryContextSwitchTo(outer);
+		MemoryContextReset(chunk_cxt);
+	}
+	MemoryContextDelete(chunk_cxt);
 	*ids_out = ids;
 	return count;
 }

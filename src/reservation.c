@@ -16,12 +16,15 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
+#include "utils/memutils.h"
+#include "utils/uuid.h"
 
 #include "allocate.h"
 #include "pg_inventory.h"
@@ -1111,30 +1114,31 @@ inventory_lookup(PG_FUNCTION_ARGS)
  * The expiry of a batch: up to $2 due pending reservations, oldest first
  * (or only reservation $4), SKIP LOCKED: never waits on a reservation
  * another transaction holds; a row changed since the snapshot is re-checked
- * after it is locked, so a stale observation is never acted on.  Writes the
- * log rows and events and returns the ids.  $1 clock, $3 actor.
+ * after it is locked, so a stale observation is never acted on.  The locked
+ * rows are found again by id (an array probed in reservation_pkey: a join
+ * could scan every reservation before the due ones on each batch).  Writes
+ * the log rows and returns, per reservation (by id) and line (by sku and
+ * location, as the lines of its events), what its reservation.expired event
+ * says; ExpireWork builds the events.  $1 clock, $3 actor.
  */
-#define EXPIRE_DUE(due) EXPIRE_DUE_AS(due, "", \
-	RESERVATION_EVENT("'reservation.expired'", "$1", STORED_LINES_JSON))
-#define EXPIRE_DUE_LOCATED(due) EXPIRE_DUE_AS(due, ", r.reason", \
-	RESERVATION_EVENT_LOCATED("'reservation.expired'", "$1", \
-							  STORED_LINES_JSON_LOCATED))
-#define EXPIRE_DUE_AS(due, more, payload) \
+#define EXPIRE_DUE(due) EXPIRE_DUE_AS(due, "", "NULL::text", "NULL::text", \
+	"l.sku")
+#define EXPIRE_DUE_LOCATED(due) EXPIRE_DUE_AS(due, ", r.reason", "r.reason", \
+	"l.location::text", "l.sku, l.location NULLS FIRST")
+#define EXPIRE_DUE_AS(due, returning, reason, location, line_order) \
 	"WITH due AS (" due " FOR UPDATE SKIP LOCKED), " \
 	"r AS (UPDATE inventory.reservation r SET state = 'expired', " \
-	"version = r.version + 1, updated_at = $1 FROM due " \
-	"WHERE r.id = due.id AND r.state = 'pending' " \
-	"RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at" \
-	more "), " \
+	"version = r.version + 1, updated_at = $1 " \
+	"WHERE r.id = ANY (ARRAY(SELECT due.id FROM due)) AND r.state = 'pending' " \
+	"RETURNING r.id, r.tenant, r.request_key, r.version, r.expires_at" \
+	returning "), " \
 	"t AS (INSERT INTO inventory.reservation_transition " \
 	"(reservation_id, from_state, to_state, reason, actor, version, created_at) " \
-	"SELECT r.id, 'pending', r.state, 'expires_at reached', $3, r.version, $1 FROM r), " \
-	"o AS (INSERT INTO inventory.outbox " \
-	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
-	"SELECT e.event_id, 'reservation.expired', r.tenant, r.id, " \
-	payload \
-	", $1 FROM r, LATERAL (SELECT gen_random_uuid() AS event_id, r.id AS rid) e) " \
-	"SELECT r.id FROM r ORDER BY r.id"
+	"SELECT r.id, 'pending', 'expired', 'expires_at reached', $3, r.version, $1 FROM r) " \
+	"SELECT r.id, r.tenant::text, r.request_key::text, r.version, r.expires_at, " \
+	reason ", l.sku::text, " location ", l.quantity FROM r " \
+	"LEFT JOIN inventory.reservation_line l ON l.reservation_id = r.id " \
+	"ORDER BY r.id, " line_order
 
 static InventoryStatement expire_batch = {
 	"expire due reservations",
@@ -1169,6 +1173,20 @@ static InventoryStatement expire_one = {
 };
 
 /*
+ * The reservation.expired events of the reservations just expired, in
+ * their order: $1 event ids, $2 tenants, $3 reservation ids, $4 payloads;
+ * $5 clock.  The same on 0.4 and 0.5.
+ */
+static InventoryStatement write_expired_events = {
+	"expire due reservations",
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT u.event_id, 'reservation.expired', u.tenant, u.id, u.payload, $5 "
+	"FROM unnest($1, $2, $3, $4) AS u(event_id, tenant, id, payload)",
+	5, {UUIDARRAYOID, TEXTARRAYOID, INT8ARRAYOID, JSONBARRAYOID, TIMESTAMPTZOID}
+};
+
+/*
  * Due reservations after the position ($3 expires_at, $4 id), oldest first,
  * at most $2: the candidates of the one-by-one pass.  $1 clock.
  */
@@ -1191,6 +1209,161 @@ typedef struct ExpirePass
 	uint64		expired;		/* out */
 } ExpirePass;
 
+/*
+ * A timestamp as the events write it: to_char(t AT TIME ZONE 'UTC',
+ * 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') (the same function, on the same value:
+ * at UTC a timestamptz is its timestamp); NULL where to_char gives NULL.
+ */
+static char *
+EventTime(TimestampTz t)
+{
+	if (TIMESTAMP_NOT_FINITE(t))
+		return NULL;
+	return TextDatumGetCString(DirectFunctionCall2Coll(timestamp_to_char,
+													   DEFAULT_COLLATION_OID,
+													   TimestampGetDatum((Timestamp) t),
+													   CStringGetTextDatum("YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"")));
+}
+
+/* A text column of the current result, NULL when null */
+static char *
+ResultCString(uint64 row, int col)
+{
+	bool		isnull;
+	Datum		d = InventoryResultDatum(row, col, &isnull);
+
+	return isnull ? NULL : TextDatumGetCString(d);
+}
+
+/* reservation.expired events per INSERT (and payloads in memory at once) */
+#define EXPIRY_EVENTS_PER_INSERT 10000
+
+/*
+ * WriteExpiredEvents
+ *		From the n rows of the expire statement (one per line of each
+ *		reservation expired, by reservation id), writes one
+ *		reservation.expired event per reservation, the payload the SQL
+ *		builder RESERVATION_EVENT(_LOCATED) with STORED_LINES_JSON(_LOCATED)
+ *		writes (the same keys and values; jsonb orders the keys), by one
+ *		INSERT per EXPIRY_EVENTS_PER_INSERT events, in id order.  Returns
+ *		the ids of the reservations in *ids_out, their number as the result.
+ */
+static int
+WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
+				   int64 **ids_out)
+{
+	SPITupleTable *rows = SPI_tuptable;
+	int64	   *ids = palloc(sizeof(int64) * n);
+	char	   *occurred_at = EventTime(now);
+	MemoryContext chunk_cxt = AllocSetContextCreate(CurrentMemoryContext,
+													"pg_inventory expiry events",
+													ALLOCSET_DEFAULT_SIZES);
+	uint64		row = 0;
+	int			count = 0;
+
+	while (row < n)
+	{
+		MemoryContext outer = MemoryContextSwitchTo(chunk_cxt);
+		const char **tenants = palloc(sizeof(char *) * EXPIRY_EVENTS_PER_INSERT);
+		Datum	   *payloads = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
+		Datum	   *event_ids = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
+		pg_uuid_t  *uuids = palloc(sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT);
+		int			first = count;
+		int			m = 0;
+		Datum		values[5];
+
+		if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT))
+			ereport(ERROR,
+					(errcode(ERRCODE_INTERNAL_ERROR),
+					 errmsg("could not generate random values")));
+		for (; row < n && m < EXPIRY_EVENTS_PER_INSERT; m++)
+		{
+			JsonbParseState *state = NULL;
+			JsonbValue	k;
+			JsonbValue *result;
+			pg_uuid_t  *uuid = &uuids[m];
+			int64		id = InventoryResultInt64(row, 1);
+			bool		isnull;
+			bool		no_expiry;
+			Datum		expires_at = InventoryResultDatum(row, 5, &no_expiry);
+
+			/* as gen_random_uuid(): version 4, variant RFC 4122 */
+			uuid->data[6] = (uuid->data[6] & 0x0f) | 0x40;
+			uuid->data[8] = (uuid->data[8] & 0x3f) | 0x80;
+			ids[count++] = id;
+			tenants[m] = ResultCString(row, 2);
+			event_ids[m] = UUIDPGetDatum(uuid);
+
+			pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+			PushString(&state, "event_id",
+					   DatumGetCString(DirectFunctionCall1(uuid_out,
+														   UUIDPGetDatum(uuid))));
+			PushString(&state, "event_type", "reservation.expired");
+			PushString(&state, "tenant", tenants[m]);
+			PushString(&state, "request_key", ResultCString(row, 3));
+			PushInt64(&state, "reservation_id", id);
+			PushString(&state, "state", "expired");
+			PushInt64(&state, "version",
+					  DatumGetInt32(InventoryResultDatum(row, 4, &isnull)));
+			if (call->located)
+				PushString(&state, "reason", ResultCString(row, 6));
+			PushString(&state, "expires_at", no_expiry ? NULL :
+					   EventTime(DatumGetTimestampTz(expires_at)));
+			PushString(&state, "occurred_at", occurred_at);
+			k.type = jbvString;
+			k.val.string.val = "lines";
+			k.val.string.len = strlen("lines");
+			pushJsonbValue(&state, WJB_KEY, &k);
+			(void) InventoryResultDatum(row, 7, &isnull);
+			if (isnull)
+			{
+				/* no line (jsonb_agg over no rows): null */
+				JsonbValue	v;
+
+				v.type = jbvNull;
+				pushJsonbValue(&state, WJB_VALUE, &v);
+				row++;
+			}
+			else
+			{
+				pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+				for (; row < n && InventoryResultInt64(row, 1) == id; row++)
+				{
+					pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+					PushString(&state, "sku", ResultCString(row, 7));
+					if (call->located)
+						PushString(&state, "location", ResultCString(row, 8));
+					PushInt64(&state, "quantity",
+							  DatumGetInt32(InventoryResultDatum(row, 9, &isnull)));
+					pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+				}
+				pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+			}
+			result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+			payloads[m] = JsonbPGetDatum(JsonbValueToJsonb(result));
+		}
+
+		values[0] = PointerGetDatum(construct_array(event_ids, m, UUIDOID,
+													UUID_LEN, false,
+													TYPALIGN_CHAR));
+		values[1] = InventoryTextArray(tenants, m);
+		values[2] = InventoryInt8Array(ids + first, m);
+		values[3] = PointerGetDatum(construct_array(payloads, m, JSONBOID, -1,
+													false, TYPALIGN_INT));
+		values[4] = TimestampTzGetDatum(now);
+		if (InventoryRun(&write_expired_events, values, NULL,
+						 SPI_OK_INSERT) != (uint64) m)
+			elog(ERROR, "pg_inventory: %d expiry events were not written", m);
+		/* the expire statement's rows again, for the next chunk */
+		SPI_tuptable = rows;
+		MemoryContextSwitchTo(outer);
+		MemoryContextReset(chunk_cxt);
+	}
+	MemoryContextDelete(chunk_cxt);
+	*ids_out = ids;
+	return count;
+}
+
 /* Expires a batch (or one reservation) and releases its units. */
 static void
 ExpireWork(void *arg)
@@ -1198,7 +1371,7 @@ ExpireWork(void *arg)
 	ExpirePass *pass = (ExpirePass *) arg;
 	Datum		values[4];
 	uint64		n;
-	uint64		i;
+	int			count = 0;
 
 	values[0] = TimestampTzGetDatum(pass->now);
 	values[1] = Int32GetDatum(pass->max_rows);
@@ -1208,14 +1381,13 @@ ExpireWork(void *arg)
 					 STMT(pass->call, expire_batch), values, NULL, SPI_OK_SELECT);
 	if (n > 0)
 	{
-		int64	   *ids = palloc(sizeof(int64) * n);
+		int64	   *ids;
 
-		for (i = 0; i < n; i++)
-			ids[i] = InventoryResultInt64(i, 1);
+		count = WriteExpiredEvents(pass->call, n, pass->now, &ids);
 		InventoryFaultPoint("expire");
-		pass->call->storage->release(InventoryInt8Array(ids, (int) n), pass->now);
+		pass->call->storage->release(InventoryInt8Array(ids, count), pass->now);
 	}
-	pass->expired = n;
+	pass->expired = count;
 }
 
 /*

@@ -181,9 +181,24 @@ static InventoryStatement apply_changes_located = {
  *		Writes changes (of slots this transaction has locked) in one
  *		statement; with negate, writes their opposite (an undo).
  */
+static uint64 RunChanges(InventoryStatement *stmt, const SlotChanges *changes,
+						 bool negate, TimestampTz now, int expected_rc);
+
 static void
 ApplyChanges(const SlotLayout *layout, const SlotChanges *changes, bool negate,
 			 TimestampTz now)
+{
+	if (changes->count > 0 &&
+		RunChanges(layout->apply_changes, changes, negate, now,
+				   SPI_OK_UPDATE) != (uint64) changes->count)
+		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks",
+			 changes->count);
+}
+
+/* Runs stmt (apply_changes' parameters) with changes; returns its rows */
+static uint64
+RunChanges(InventoryStatement *stmt, const SlotChanges *changes, bool negate,
+		   TimestampTz now, int expected_rc)
 {
 	int			n = changes->count;
 	const char **tenants;
@@ -196,8 +211,6 @@ ApplyChanges(const SlotLayout *layout, const SlotChanges *changes, bool negate,
 	int			i;
 	int			k;
 
-	if (n == 0)
-		return;
 	tenants = palloc(sizeof(char *) * n);
 	skus = palloc(sizeof(char *) * n);
 	locations = palloc(sizeof(char *) * n);
@@ -225,9 +238,7 @@ ApplyChanges(const SlotLayout *layout, const SlotChanges *changes, bool negate,
 		values[7] = InventoryTextArray(locations, n);
 	else
 		nulls[7] = 'n';
-	if (InventoryRun(layout->apply_changes, values, nulls,
-					 SPI_OK_UPDATE) != (uint64) n)
-		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks", n);
+	return InventoryRun(stmt, values, nulls, expected_rc);
 }
 
 /*
@@ -302,9 +313,31 @@ static InventoryStatement read_safety_stock = {
  * (Locking the slots alone would miss slots that a set_stock_slots it
  * waited for had added.)
  */
+static SlotRows LockSlotRows(const SlotLayout *layout, int n,
+							 const char *const *tenants,
+							 const char *const *skus,
+							 const char *const *locations, bool shared,
+							 bool keep);
+
 static SlotRows
 LockAllSlots(const SlotLayout *layout, int n, const char *const *tenants,
 			 const char *const *skus, const char *const *locations)
+{
+	return LockSlotRows(layout, n, tenants, skus, locations, false, true);
+}
+
+/*
+ * LockSlotRows
+ *		LockAllSlots, with two choices for callers that need less: shared,
+ *		the caller's previous statement has share-locked the SKUs' catalog
+ *		rows in (tenant, sku) order already (Release); keep false, the
+ *		safety stock is not read (keep stays 0): a move that takes nothing
+ *		from available never looks at it.
+ */
+static SlotRows
+LockSlotRows(const SlotLayout *layout, int n, const char *const *tenants,
+			 const char *const *skus, const char *const *locations,
+			 bool shared, bool keep)
 {
 	Datum		values[3];
 	char		nulls[3] = {' ', ' ', ' '};
@@ -318,7 +351,8 @@ LockAllSlots(const SlotLayout *layout, int n, const char *const *tenants,
 		values[2] = InventoryTextArray(locations, n);
 	else
 		nulls[2] = 'n';
-	InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
+	if (!shared)
+		InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
 	rows.count = (int) InventoryRun(layout->lock_slots, values, nulls,
 									SPI_OK_SELECT);
 	rows.items = palloc(sizeof(SlotRow) * Max(rows.count, 1));
@@ -334,7 +368,7 @@ LockAllSlots(const SlotLayout *layout, int n, const char *const *tenants,
 			rows.items[i].counter[k] = InventoryResultInt64(i, 5 + k);
 		rows.items[i].keep = InventoryResultInt64(i, 8);
 	}
-	if (layout == &located_layout && rows.count > 0)
+	if (keep && layout == &located_layout && rows.count > 0)
 	{
 		uint64		nsafety = InventoryRun(&read_safety_stock, values, nulls,
 										   SPI_OK_SELECT);
@@ -865,29 +899,102 @@ LocatedMoveLines(const char *tenant, const InventoryLines *lines,
 	MoveLines(&located_layout, tenant, lines, from, to, now);
 }
 
-/* Units per (tenant, sku) of the reservations $1, in lock order */
+/*
+ * Units per (tenant, sku) of the reservations $1, in lock order, with the
+ * share locks of share_skus on the SKUs' catalog rows taken in the same
+ * statement, in (tenant, sku) order: the next statement (lock_slots, a new
+ * snapshot) sees every slot they have.
+ */
 static InventoryStatement units_of_reservations = {
 	"units of expired reservations",
-	"SELECT l.tenant::text, l.sku::text, NULL::text, sum(l.quantity)::bigint "
+	"SELECT u.tenant::text, u.sku::text, NULL::text, u.qty "
+	"FROM (SELECT l.tenant, l.sku, sum(l.quantity)::bigint AS qty "
 	"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
-	"GROUP BY l.tenant, l.sku ORDER BY l.tenant, l.sku",
+	"GROUP BY l.tenant, l.sku) u "
+	"JOIN inventory.sku k ON k.tenant = u.tenant AND k.sku = u.sku "
+	"ORDER BY k.tenant, k.sku FOR SHARE OF k",
 	1, {INT8ARRAYOID}
 };
 
 /* The same per (tenant, sku, location) (0.5) */
 static InventoryStatement units_of_reservations_located = {
 	"units of expired reservations",
-	"SELECT l.tenant::text, l.sku::text, l.location::text, sum(l.quantity)::bigint "
+	"SELECT u.tenant::text, u.sku::text, u.location::text, u.qty "
+	"FROM (SELECT l.tenant, l.sku, l.location, sum(l.quantity)::bigint AS qty "
 	"FROM inventory.reservation_line l WHERE l.reservation_id = ANY ($1) "
-	"GROUP BY l.tenant, l.sku, l.location ORDER BY l.tenant, l.sku, l.location",
+	"GROUP BY l.tenant, l.sku, l.location) u "
+	"JOIN inventory.sku k ON k.tenant = u.tenant AND k.sku = u.sku "
+	"ORDER BY k.tenant, k.sku, u.location FOR SHARE OF k",
 	1, {INT8ARRAYOID}
 };
 
 /*
+ * 0.5, Release's writes: apply_changes_located, returning per slot changed
+ * whether its (sku, location) is stored in_stock.  Units that only enter
+ * available leave such a level in_stock (as LevelMayChange says for the
+ * fast path), so only the others need InventoryCheckLevels.  The level is
+ * read by this statement, whose snapshot is taken with every slot of the
+ * (sku, location) locked: every change of its slots, and the level its
+ * maker stored, has committed before.
+ */
+static InventoryStatement release_changes_located = {
+	"change stock slots",
+	"UPDATE inventory.stock_slot s SET available = s.available + d.da, "
+	"reserved = s.reserved + d.dr, consumed = s.consumed + d.dc, updated_at = $7 "
+	"FROM unnest($1, $2, $8, $3, $4, $5, $6) "
+	"AS d(tenant, sku, location, slot, da, dr, dc) "
+	"LEFT JOIN inventory.stock_location l ON l.tenant = d.tenant "
+	"AND l.sku = d.sku AND l.location = d.location "
+	"WHERE s.tenant = d.tenant AND s.sku = d.sku AND s.location = d.location "
+	"AND s.slot = d.slot RETURNING s.tenant::text, s.sku::text, s.location::text, "
+	"COALESCE(l.level::text = 'in_stock', false)",
+	8, {TEXTARRAYOID, TEXTARRAYOID, INT4ARRAYOID, INT8ARRAYOID, INT8ARRAYOID,
+	INT8ARRAYOID, TIMESTAMPTZOID, TEXTARRAYOID}
+};
+
+/*
+ * ReleaseChanges
+ *		0.5, Release's writes: applies changes (units entering available,
+ *		of slots this transaction has locked) and recomputes the levels of
+ *		the (sku, location) pairs not stored in_stock.
+ */
+static void
+ReleaseChanges(const SlotChanges *changes, TimestampTz now)
+{
+	LevelChecks checks;
+	uint64		n;
+	uint64		i;
+
+	if (changes->count == 0)
+		return;
+	n = RunChanges(&release_changes_located, changes, false, now,
+				   SPI_OK_UPDATE_RETURNING);
+	if (n != (uint64) changes->count)
+		elog(ERROR, "pg_inventory: %d stock slots changed under their row locks",
+			 changes->count);
+	InitLevelChecks(&checks, (int) n);
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+
+		if (DatumGetBool(InventoryResultDatum(i, 4, &isnull)))
+			continue;
+		checks.tenants[checks.count] = InventoryResultText(i, 1);
+		checks.skus[checks.count] = InventoryResultText(i, 2);
+		checks.locations[checks.count] = InventoryResultText(i, 3);
+		checks.count++;
+	}
+	RunLevelChecks(&checks, now);
+}
+
+/*
  * SlotRelease
  *		Returns the units of the expired reservations ids from reserved to
- *		available: all their SKUs' slots locked in (tenant, sku, slot) order
- *		by one statement and written by one more.
+ *		available: one statement reads their units per SKU (and location)
+ *		and share-locks the SKUs in (tenant, sku) order, the next locks all
+ *		their slots in (tenant, sku, location, slot) order, a third writes
+ *		them (0.5: and says which levels may have changed).  The safety
+ *		stock is not read: nothing is taken from available.
  */
 static void
 Release(const SlotLayout *layout, Datum ids, TimestampTz now)
@@ -912,8 +1019,9 @@ Release(const SlotLayout *layout, Datum ids, TimestampTz now)
 		locations[k] = InventoryResultText(k, 3);
 		qty[k] = InventoryResultInt64(k, 4);
 	}
-	rows = LockAllSlots(layout, n, tenants, skus,
-						layout == &located_layout ? locations : NULL);
+	rows = LockSlotRows(layout, n, tenants, skus,
+						layout == &located_layout ? locations : NULL,
+						true, false);
 	for (k = 0; k < n; k++)
 	{
 		int			last = first;
@@ -929,9 +1037,12 @@ Release(const SlotLayout *layout, Datum ids, TimestampTz now)
 			InventoryBrokenSku(tenants[k], skus[k], qty[k]);
 		first = last;
 	}
-	ApplyChanges(layout, &planned, false, now);
-	if (layout == &located_layout)
-		InventoryCheckLevels(n, tenants, skus, locations, now);
+	if (layout != &located_layout)
+	{
+		ApplyChanges(layout, &planned, false, now);
+		return;
+	}
+	ReleaseChanges(&planned, now);
 }
 
 static void

@@ -491,7 +491,16 @@ val -d bench -c 'SELECT * FROM inventory.check_invariants() LIMIT 10' >"$WORK/in
 log "check_invariants on bench: $INV_BENCH row(s)"
 
 # ------------------------------------------------------------------ expire_due
+# The goal (issue #12, goal 3): expire_due >= 40,000 rows/s over 1,000,000
+# due reservations spread over 10,000 SKUs.  The due reservations are made
+# set-based in one transaction (no function call per row; the FK triggers
+# off: the rows are consistent by construction), so the set-up grows
+# linearly with BENCH_EXPIRE_ROWS; most of it is the catalog (10,001
+# restock calls), the same for any number of rows.
+EXP_GOAL=40000
+EXP_GOAL_ROWS=1000000
 log "expire_due: creating $EXPIRE_ROWS due reservations in database bench_expire"
+EXP_SETUP_START=$(date +%s)
 sql -d postgres -c 'CREATE DATABASE bench_expire'
 sql -d bench_expire -c 'CREATE EXTENSION pg_inventory'
 load_catalog bench_expire
@@ -519,29 +528,43 @@ UPDATE inventory.stock_slot s SET available = s.available - g.n, reserved = s.re
 COMMIT;
 SQL
 sql -d bench_expire -c 'VACUUM ANALYZE' -c CHECKPOINT
-log "expire_due: draining with SELECT inventory.expire_due(10000) until 0"
+EXP_SETUP_SECS=$(( $(date +%s) - EXP_SETUP_START ))
+EXP_SKUS=$(val -d bench_expire -c "SELECT count(DISTINCT sku) FROM inventory.reservation_line")
+EXP_LOAD=$(cut -d' ' -f1-3 /proc/loadavg)
+log "expire_due: set-up took ${EXP_SETUP_SECS}s ($EXP_SKUS SKUs); draining with SELECT inventory.expire_due(10000) until 0 (load $EXP_LOAD)"
 EXP_START=$(date +%s.%N)
 EXPIRED=0
 BATCHES=0
+: >"$WORK/expire_batches.txt"   # seconds per batch, in order
 while :; do
+	b0=$(date +%s.%N)
 	n=$(val -d bench_expire -c 'SELECT inventory.expire_due(10000)')
 	[ "$n" -eq 0 ] && break
+	awk -v a="$b0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f\n", b - a }' >>"$WORK/expire_batches.txt"
 	EXPIRED=$((EXPIRED + n))
 	BATCHES=$((BATCHES + 1))
 done
 EXP_END=$(date +%s.%N)
 EXP_SECS=$(awk -v a="$EXP_START" -v b="$EXP_END" 'BEGIN { printf "%.2f", b - a }')
 EXP_RATE=$(awk -v n="$EXPIRED" -v s="$EXP_SECS" 'BEGIN { printf "%.0f", n / s }')
+# the first and the last tenth of the batches: a drain whose batches slow
+# down as it goes (work that grows with what was expired before) shows here
+EXP_SPLIT=$(awk '{ t[NR] = $1 } END { k = int(NR / 10); if (k < 1) k = 1
+	for (i = 1; i <= k; i++) { a += t[i]; b += t[NR - k + i] }
+	printf "%.0f ms per batch in the first %d batches, %.0f ms in the last %d", 1000 * a / k, k, 1000 * b / k, k }' \
+	"$WORK/expire_batches.txt")
 EXP_LEFT=$(val -d bench_expire -c "SELECT count(*) FROM inventory.reservation WHERE state = 'pending'")
 EXP_EVENTS=$(val -d bench_expire -c "SELECT count(*) FROM inventory.outbox WHERE event_type = 'reservation.expired'")
 INV_EXPIRE=$(val -d bench_expire -c 'SELECT count(*) FROM inventory.check_invariants()')
-log "expire_due: $EXPIRED rows in ${EXP_SECS}s = $EXP_RATE rows/s ($BATCHES batches, invariants: $INV_EXPIRE rows)"
+log "expire_due: $EXPIRED rows in ${EXP_SECS}s = $EXP_RATE rows/s ($BATCHES batches, $EXP_SPLIT; invariants: $INV_EXPIRE rows)"
 sql -d postgres -c 'DROP DATABASE bench_expire'
 else
 	log "BENCH_ONLY=$ONLY: reserve, hot SKU, carts, confirm, checks and expire_due skipped"
 	V04_VERSIONS=n/a; V04_INV=n/a; V04_LOAD_NEW=n/a; V04_LOAD_OLD=n/a
 	CONFIRM_PER_CLIENT=n/a; INV_BENCH=n/a; EXPIRED=n/a; EXP_RATE=n/a; EXP_SECS=n/a
 	BATCHES=n/a; EXP_LEFT=n/a; EXP_EVENTS=n/a; INV_EXPIRE=n/a
+	EXP_GOAL=40000; EXP_GOAL_ROWS=1000000; EXP_SETUP_SECS=n/a; EXP_SKUS=n/a
+	EXP_LOAD=n/a; EXP_SPLIT=n/a
 	: >"$WORK/workcheck.tsv"
 	: >"$WORK/inv_bench.txt"
 fi
@@ -974,7 +997,20 @@ profile_table() {
 
 MEM=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)
 CPU=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n 1)
-EXP_VERDICT=$(verdict "$EXP_RATE" 20000)
+# expire_due: the goal counts only over its 1,000,000 rows
+if [ "$EXPIRED" = n/a ]; then
+	EXP_VERDICT="not run"
+	EXP_WHY="BENCH_ONLY=$ONLY"
+elif ge "$EXPIRED" "$EXP_GOAL_ROWS" && ge "$EXP_RATE" "$EXP_GOAL"; then
+	EXP_VERDICT="**MET**"
+	EXP_WHY="per batch of 10,000: one statement locks the due rows (SKIP LOCKED), changes them and writes their transitions and returns their lines; the events are built in C and written by one INSERT; the units go back per (sku, location, slot) in 3 statements; see the expire_due section"
+elif ! ge "$EXPIRED" "$EXP_GOAL_ROWS"; then
+	EXP_VERDICT="**NOT MET**"
+	EXP_WHY="measured over $EXPIRED rows only (BENCH_EXPIRE_ROWS=$EXPIRE_ROWS): the goal is over $EXP_GOAL_ROWS rows; run the full mode"
+else
+	EXP_VERDICT="**NOT MET**"
+	EXP_WHY="each row still costs a locked and updated reservation (3 index entries), a transition row (3 index entries, one of them BRIN, and a foreign key check) and an event (4 index entries and a foreign key check): about 10 index insertions and 2 FK checks per row that the schema requires, on 2 shared cores (load $EXP_LOAD when the drain began); $EXP_SPLIT; see the expire_due section"
+fi
 {
 cat <<EOF
 # pg_inventory benchmark results
@@ -1055,7 +1091,7 @@ $SETTINGS_TABLE
 | 3-line carts served from 3 locations >= 0.8x the 3-line cart at one location (8 clients) | $C8_LOC3 / $C8_EXT tps = **${R_LOC3}x** | $(verdict "$R_LOC3" 0.8) | $(if ge "$R_LOC3" 0.8; then echo "the first try (every line at the first location) fails at once, then one locking pass over the cart's slots at every location, a plan in memory and one hold per line: the extra work is one rolled-back subtransaction and a few more rows read"; else echo "the first try at the first location is rolled back (a subtransaction), then every slot of the cart's SKUs at every location is locked and read before the plan: more statements and lock time per cart than the single-location path"; fi) |
 | uniform reserve at 8 clients, this build ($EXTVERSION) against $BASE_VERSION: no slower beyond noise | $V04_NEW / $V04_OLD tps = **${R_V04}x** (noise: $V04_NOISE) | $V04_VERDICT | $V04_WHY |
 | availability (100 SKUs per call, $READERS clients) beside uniform reserve at 8 clients | reader $AV_READER_W calls/s beside reserve ($AV_READER alone); reserve $AV_WITH tps with the reader, $AV_ALONE without = **${R_AV}x** | no target set | the reader takes no row locks and writes nothing, so it slows reserve only through the 2 shared cores: see the availability section |
-| expire_due >= 20,000 rows/s | $EXP_RATE rows/s | $EXP_VERDICT | $(if ge "$EXP_RATE" 20000; then echo "batches of 10,000 in one statement each (claim + log + events) plus one stock release"; else echo "each batch writes 3 rows per reservation (state, log, event with its JSON payload) and releases the stock of every SKU it touches; an earlier full run of the same code measured 20,721 rows/s, so this is at the edge of the goal on this shared machine; see the expire_due section"; fi) |
+| expire_due >= 40,000 rows/s over 1,000,000 due reservations spread over 10,000 SKUs | $EXP_RATE rows/s over $EXPIRED rows ($EXP_SKUS SKUs) | $EXP_VERDICT | $EXP_WHY |
 
 Superuser figure: pg_inventory as the superuser at 8 clients:
 $U8_SU tps; the app role runs at ${R_SU}x of it (the difference is the
@@ -1136,11 +1172,13 @@ can confirm in ${SECS} s).
 
 ## expire_due
 
-$EXPIRED due reservations (1 line of 1-3 units each over 10,000 SKUs, made
-in bulk in a separate database, then VACUUM ANALYZE and CHECKPOINT) drained
-by a loop of \`SELECT inventory.expire_due(10000)\`, one transaction per
-call, one session: **$EXP_RATE rows/s** ($EXPIRED rows in $EXP_SECS s, $BATCHES
-batches) — $EXP_VERDICT against the goal of 20,000 rows/s. Pending left:
+$EXPIRED due reservations (1 line of 1-3 units each over $EXP_SKUS SKUs, made
+in bulk in a separate database in $EXP_SETUP_SECS s, then VACUUM ANALYZE and
+CHECKPOINT) drained by a loop of \`SELECT inventory.expire_due(10000)\`,
+one transaction per call, a new session per call: **$EXP_RATE rows/s**
+($EXPIRED rows in $EXP_SECS s, $BATCHES batches; $EXP_SPLIT; load $EXP_LOAD
+when the drain began) — $EXP_VERDICT against the goal of 40,000 rows/s over
+1,000,000 due reservations spread over 10,000 SKUs. Pending left:
 $EXP_LEFT; reservation.expired events written: $EXP_EVENTS;
 \`check_invariants()\` afterwards: $INV_EXPIRE row(s).
 

@@ -42,6 +42,8 @@ int Relay::run() {
                                    {"port", std::to_string(server_->port())},
                                    {"paths", "/metrics,/healthz"}});
   }
+  sampler_ = std::make_unique<MetricsSampler>(o_.db,
+                                              std::min(o_.stats_ms, 5000LL));
   try {
     loop();
   } catch (const pgi::Fatal &) {
@@ -260,8 +262,11 @@ void Relay::release(const Batch &batch) {
                                           "out by themselves"}});
 }
 
-OutboxClient::Metrics Relay::sample(long long *unrouted_out) {
-  const OutboxClient::Metrics m = outbox_.metrics();
+OutboxClient::Metrics Relay::sample(long long *unrouted_out, bool fresh) {
+  // the sampler's last read; at exit a read of its own, so that the final
+  // line says what the relay left behind
+  const OutboxClient::Metrics m =
+    fresh || !sampler_ ? outbox_.metrics() : sampler_->latest();
   const long long unrouted = publisher_.unrouted_depth();
   if (m.known) {
     m_.backlog.Set(static_cast<double>(m.unpublished_n));
@@ -277,7 +282,7 @@ OutboxClient::Metrics Relay::sample(long long *unrouted_out) {
 
 void Relay::stats(bool final) {
   long long unrouted = -1;
-  const OutboxClient::Metrics m = sample(&unrouted);
+  const OutboxClient::Metrics m = sample(&unrouted, final);
   pgi::log(final ? "stats_final" : "stats",
            {{"relay", o_.name},
             {"published", std::to_string(n_.published)},

@@ -25,8 +25,10 @@
 // their verdicts and marks, then the loop ends.
 //
 // Metrics (metrics.h): the counters move with the stats line's; the outbox
-// gauges and the unrouted queue's depth are read every --stats-interval or
-// 5 s, whichever is shorter; with --metrics-address they are served with
+// gauges (outbox_metrics, read by a MetricsSampler on a connection of its
+// own, so that counting a large backlog never stops the pipeline) and the
+// unrouted queue's depth are read every --stats-interval or 5 s, whichever
+// is shorter; with --metrics-address they are served with
 // /healthz (the two connections' state).
 //
 // Test hooks: INVENTORY_RELAY_TEST_CRASH_AFTER_CONFIRM=1 kills the process
@@ -74,7 +76,9 @@ class Relay {
   void give_up_flights();
   void stats(bool final);
   /// Reads outbox_metrics and the unrouted queue's depth into the gauges.
-  OutboxClient::Metrics sample(long long *unrouted);
+  /// FRESH: read outbox_metrics now on the relay's connection, instead of
+  /// taking the sampler's last read.
+  OutboxClient::Metrics sample(long long *unrouted, bool fresh = false);
 
   const Options &o_;
   std::shared_ptr<prometheus::Registry> registry_;
@@ -84,6 +88,7 @@ class Relay {
   Publisher publisher_;
   Marks marks_;
   std::deque<Flight> flights_; // published, oldest first
+  std::unique_ptr<MetricsSampler> sampler_; // outbox_metrics, off the loop
   Counters n_;
   long long last_stats_ms_, last_sample_ms_ = 0;
   // after the rest: its threads read the registry and the health

@@ -71,7 +71,8 @@ const char *const metrics_sql =
 OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
   OutboxClient::Metrics m;
   pqxx::work tx{cx};
-  pqxx::row r = prepared ? tx.exec_prepared1("metrics") : tx.exec1(metrics_sql);
+  pqxx::row r =
+    prepared ? tx.exec_prepared1("metrics") : tx.exec1(metrics_sql);
   tx.commit();
   m.unpublished = r[0].as<std::string>();
   m.dead_lettered = r[1].as<std::string>();
@@ -83,7 +84,6 @@ OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
   m.known = true;
   return m;
 }
-
 
 } // namespace
 
@@ -251,7 +251,6 @@ long long OutboxClient::release(const std::vector<long long> &ids,
   }
 }
 
-
 OutboxClient::Metrics OutboxClient::metrics() {
   Metrics m;
   if (!connected()) return m;
@@ -290,7 +289,8 @@ void OutboxClient::idle_wait(long long ms) {
 
 namespace relay {
 
-MetricsSampler::MetricsSampler(const std::string &conninfo, long long period_ms)
+MetricsSampler::MetricsSampler(const std::string &conninfo,
+                               long long period_ms)
     : conninfo_{conninfo}, period_ms_{period_ms}, thread_{[this] { run(); }} {}
 
 MetricsSampler::~MetricsSampler() {

@@ -16,9 +16,9 @@
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pqxx/pqxx>

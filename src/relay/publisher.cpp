@@ -92,8 +92,8 @@ bool Publisher::send(Flight &flight) {
     for (auto &e : flight.events) {
       amqp_basic_properties_t props;
       props._flags = AMQP_BASIC_CONTENT_TYPE_FLAG |
-                     AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG |
-                     AMQP_BASIC_TYPE_FLAG;
+                     AMQP_BASIC_DELIVERY_MODE_FLAG |
+                     AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_TYPE_FLAG;
       props.content_type = amqp_cstring_bytes("application/json");
       props.delivery_mode = 2;
       props.message_id = amqp_cstring_bytes(e.event_id.c_str());
@@ -122,9 +122,9 @@ bool Publisher::send(Flight &flight) {
       amqp_bytes_t body;
       body.len = e.payload.size();
       body.bytes = const_cast<char *>(e.payload.data());
-      const int rc = amqp_basic_publish(mq.state(), mq.channel, exchange,
-                                        amqp_cstring_bytes(e.event_type.c_str()),
-                                        1, 0, &props, body);
+      const int rc = amqp_basic_publish(
+        mq.state(), mq.channel, exchange,
+        amqp_cstring_bytes(e.event_type.c_str()), 1, 0, &props, body);
       if (rc != AMQP_STATUS_OK)
         throw pgi::AmqpError(std::string("basic.publish: ") +
                              amqp_error_string2(rc));
@@ -154,22 +154,22 @@ void Publisher::read_return(std::deque<Flight> &flights,
     message_id = pgi::to_string(msg.properties.message_id);
   amqp_destroy_message(&msg);
   for (auto &f : flights)
-  for (auto &e : f.events) {
-    if (e.event_id != message_id || e.returned) continue;
-    e.returned = true;
-    e.error = why;
-    pgi::log(
-      "unroutable",
-      {{"event_id", e.event_id},
-       {"event_type", e.event_type},
-       {"exchange", exchange},
-       {"routing_key", routing_key},
-       {"error", why},
-       {"hint", "bind a queue to exchange " + exchange + " with routing key " +
-                  routing_key + " (or a pattern such as " +
-                  routing_key.substr(0, routing_key.find('.')) +
-                  ".#); the event is retried"}});
-  }
+    for (auto &e : f.events) {
+      if (e.event_id != message_id || e.returned) continue;
+      e.returned = true;
+      e.error = why;
+      pgi::log("unroutable",
+               {{"event_id", e.event_id},
+                {"event_type", e.event_type},
+                {"exchange", exchange},
+                {"routing_key", routing_key},
+                {"error", why},
+                {"hint", "bind a queue to exchange " + exchange +
+                           " with routing key " + routing_key +
+                           " (or a pattern such as " +
+                           routing_key.substr(0, routing_key.find('.')) +
+                           ".#); the event is retried"}});
+    }
 }
 
 void Publisher::settle(std::deque<Flight> &flights, uint64_t tag,
@@ -186,11 +186,12 @@ void Publisher::settle(std::deque<Flight> &flights, uint64_t tag,
       --f.pending;
     };
     if (!multiple) {
-      if (tag - f.first_tag < n) give(static_cast<std::size_t>(tag - f.first_tag));
+      if (tag - f.first_tag < n)
+        give(static_cast<std::size_t>(tag - f.first_tag));
     } else {
       // everything up to TAG: from the first event without a verdict on
-      const std::size_t end = static_cast<std::size_t>(
-        std::min<uint64_t>(n, tag - f.first_tag + 1));
+      const std::size_t end =
+        static_cast<std::size_t>(std::min<uint64_t>(n, tag - f.first_tag + 1));
       for (std::size_t i = f.settled; i < end; ++i) give(i);
     }
     while (f.settled < n &&
@@ -244,7 +245,8 @@ bool Publisher::receive(std::deque<Flight> &flights, long long wait_ms) {
       if (frame.frame_type != AMQP_FRAME_METHOD) continue;
       switch (frame.payload.method.id) {
       case AMQP_BASIC_ACK_METHOD: {
-        auto *m = static_cast<amqp_basic_ack_t *>(frame.payload.method.decoded);
+        auto *m =
+          static_cast<amqp_basic_ack_t *>(frame.payload.method.decoded);
         settle(flights, m->delivery_tag, m->multiple, Event::Verdict::acked);
         break;
       }

@@ -8,13 +8,13 @@
 // verdicts on the batches in flight (several can be: the relay publishes
 // the next batch while the broker persists one): ack, nack (single or
 // // multiple=true, whatever the broker coalesces), or a basic.return
-// (unroutable: it comes before the ack of the same message) that makes the event a failure (with the alternate exchange
-// that happens only when the topology was changed behind the relay's back:
-// it is logged with what to bind).  A lost connection or a missing
-// confirm (--confirm-timeout) drops the connection: send() or receive()
-// returns false and the events without a verdict stay pending.  A broker answer
-// that retrying cannot fix (ACCESS_REFUSED, an exchange of another type)
-// is Fatal.
+// (unroutable: it comes before the ack of the same message) that makes the
+// event a failure (with the alternate exchange that happens only when the
+// topology was changed behind the relay's back: it is logged with what to
+// bind).  A lost connection or a missing confirm (--confirm-timeout) drops the
+// connection: send() or receive() returns false and the events without a
+// verdict stay pending.  A broker answer that retrying cannot fix
+// (ACCESS_REFUSED, an exchange of another type) is Fatal.
 //
 // With --cloudevents every message also carries the CloudEvents AMQP
 // binding's attributes in binary content mode, as AMQP headers (RabbitMQ's

@@ -42,8 +42,8 @@ int Relay::run() {
                                    {"port", std::to_string(server_->port())},
                                    {"paths", "/metrics,/healthz"}});
   }
-  sampler_ = std::make_unique<MetricsSampler>(o_.db,
-                                              std::min(o_.stats_ms, 5000LL));
+  sampler_ =
+    std::make_unique<MetricsSampler>(o_.db, std::min(o_.stats_ms, 5000LL));
   try {
     loop();
   } catch (const pgi::Fatal &) {
@@ -124,7 +124,8 @@ void Relay::loop() {
     const bool more = !stopping && last_full && flights_.size() < depth;
     bool delivered;
     try {
-      delivered = publisher_.receive(flights_, more ? 0 : o_.confirm_timeout_ms);
+      delivered =
+        publisher_.receive(flights_, more ? 0 : o_.confirm_timeout_ms);
     } catch (const pgi::Fatal &) {
       // the broker refused the relay, not the events: no attempt counted
       give_up_flights();

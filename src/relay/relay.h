@@ -13,8 +13,8 @@
 // batches in flight are done, and sleeps --poll-interval-ms (or waits for
 // a NOTIFY with --listen) only after a claim that found nothing.
 //
-// Broker outage: the rest of the batches in flight is released (relay_release: no
-// attempt counted, nothing is dead-lettered because the broker was away)
+// Broker outage: the rest of the batches in flight is released (relay_release:
+// no attempt counted, nothing is dead-lettered because the broker was away)
 // and what was acked is still marked published.  Lost leases: the marking
 // functions act only on events whose lease the relay still holds; when
 // they mark fewer than asked (a batch slower than --lease, whose events
@@ -87,7 +87,7 @@ class Relay {
   OutboxClient outbox_;
   Publisher publisher_;
   Marks marks_;
-  std::deque<Flight> flights_; // published, oldest first
+  std::deque<Flight> flights_;              // published, oldest first
   std::unique_ptr<MetricsSampler> sampler_; // outbox_metrics, off the loop
   Counters n_;
   long long last_stats_ms_, last_sample_ms_ = 0;

@@ -268,7 +268,13 @@ OutboxClient::Metrics Relay::sample(long long *unrouted_out, bool fresh) {
   // line says what the relay left behind
   const OutboxClient::Metrics m =
     fresh || !sampler_ ? outbox_.metrics() : sampler_->latest();
-  const long long unrouted = publisher_.unrouted_depth();
+  // the depth is a passive queue.declare on the publishing channel, which
+  // the broker answers only after the messages published before it: asked
+  // while batches are in flight, a busy broker would keep it waiting past
+  // the RPC timeout and the connection would be dropped.  So it is read
+  // between batches only, and the last value stands meanwhile.
+  if (flights_.empty()) unrouted_ = publisher_.unrouted_depth();
+  const long long unrouted = unrouted_;
   if (m.known) {
     m_.backlog.Set(static_cast<double>(m.unpublished_n));
     m_.retrying.Set(static_cast<double>(m.retrying_n));

@@ -89,6 +89,7 @@ class Relay {
   Marks marks_;
   std::deque<Flight> flights_;              // published, oldest first
   std::unique_ptr<MetricsSampler> sampler_; // outbox_metrics, off the loop
+  long long unrouted_ = -1; // the unrouted queue's depth, last read
   Counters n_;
   long long last_stats_ms_, last_sample_ms_ = 0;
   // after the rest: its threads read the registry and the health

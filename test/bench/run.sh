@@ -232,7 +232,7 @@ EXTVERSION=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$SRC/extension/pg_in
 # shellcheck source=test/scripts/pg_env.sh
 source test/scripts/pg_env.sh
 # a port of our own, away from the ports other test runs start at
-PGI_DIR=$WORK/pg
+PGI_DIR=$WORK/server # not $WORK/pg: that is the private copy of PostgreSQL
 PGI_PORT=$(pg_free_port "${BENCH_PG_PORT:-56432}")
 PGI_CONF="$SETTINGS" pg_start
 log "server on port $PGPORT ($PGI_DIR)"

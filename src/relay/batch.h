@@ -3,6 +3,8 @@
 #ifndef PG_INVENTORY_RELAY_BATCH_H
 #define PG_INVENTORY_RELAY_BATCH_H
 
+#include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,23 @@ struct Event {
 };
 
 using Batch = std::vector<Event>;
+
+/// A claimed batch on its way: published (its events carry the delivery
+/// tags first_tag, first_tag + 1, ... on the broker connection) and
+/// waiting for the broker's verdicts.  Several can be in flight at once
+/// (--in-flight): the broker persists one while the relay marks the
+/// previous one and claims and publishes the next.
+struct Flight {
+  Batch events;
+  std::uint64_t first_tag = 0; // delivery tag of events[0]
+  std::size_t pending = 0;     // events without a verdict yet
+  std::size_t settled = 0;     // events[0, settled) all have a verdict
+  long long claimed_ms = 0;    // pgi::now_ms() when it was claimed
+  long long sent_ms = 0;       // when its last message was sent
+
+  /// Every event has the broker's verdict.
+  bool done() const { return pending == 0; }
+};
 
 /// The outcome of batches that still has to be written to the database:
 /// relay_mark_published for the confirmed events, relay_mark_failed for

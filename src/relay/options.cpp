@@ -65,11 +65,14 @@ void declare_options(pgi::OptionSet &set, Options &o) {
                           "INVENTORY_RELAY_METRICS_ADDRESS");
   set.count("--batch-size", "INVENTORY_RELAY_BATCH_SIZE", &o.batch_size, 1,
             10000, "events per claim");
+  set.count("--in-flight", "INVENTORY_RELAY_IN_FLIGHT", &o.in_flight, 1, 16,
+            "batches published and waiting for the broker's confirms at "
+            "once (1: one batch at a time)");
   set.duration("--lease", "INVENTORY_RELAY_LEASE", &o.lease_ms, 1, 3600000,
                "how long a claimed batch stays the relay's");
   set.count("--poll-interval-ms", "INVENTORY_RELAY_POLL_INTERVAL_MS",
             &o.poll_ms, 1, 60000,
-            "sleep in milliseconds after a batch that was not full");
+            "sleep in milliseconds after a claim that found nothing");
   set.count("--max-attempts", "INVENTORY_RELAY_MAX_ATTEMPTS", &o.max_attempts,
             1, 1000,
             "failed publishes of an event before it is a dead letter");
@@ -110,7 +113,8 @@ void declare_options(pgi::OptionSet &set, Options &o) {
   });
   set.epilog(
     "Durations: 250ms, 30s, 2m, 1h, 1d (a bare number is seconds).\n"
-    "SIGTERM/SIGINT: finish the batch in hand, log the counters, exit 0.\n"
+    "SIGTERM/SIGINT: finish the batches in flight, log the counters, exit "
+    "0.\n"
     "Exit codes: 0 stopped or drained, 64 usage, 70 unexpected error, 77 "
     "no permission\n(authentication, privileges), 78 configuration (see "
     "README section 7).\n");

@@ -20,6 +20,7 @@ inline const char *const min_extension = "0.4";
 /// to 1000, backoff at most 1 day, max_backoff at most 7 days).
 struct Options : pgi::CommonOptions {
   long long batch_size = 100;
+  long long in_flight = 2;
   long long lease_ms = 30000;
   long long poll_ms = 100;
   long long max_attempts = 10;

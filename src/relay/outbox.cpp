@@ -63,6 +63,28 @@ class Wakeup : public pqxx::notification_receiver {
   bool woken = false;
 };
 
+const char *const metrics_sql =
+  "SELECT unpublished, dead_lettered, round(lag_seconds::numeric, 3)::text, "
+  "retrying, lag_seconds FROM inventory.outbox_metrics";
+
+/// One read of outbox_metrics on CX (throws what the database throws).
+OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
+  OutboxClient::Metrics m;
+  pqxx::work tx{cx};
+  pqxx::row r =
+    prepared ? tx.exec_prepared1("metrics") : tx.exec1(metrics_sql);
+  tx.commit();
+  m.unpublished = r[0].as<std::string>();
+  m.dead_lettered = r[1].as<std::string>();
+  m.lag_seconds = r[2].as<std::string>();
+  m.unpublished_n = r[0].as<long long>();
+  m.dead_lettered_n = r[1].as<long long>();
+  m.retrying_n = r[3].as<long long>();
+  m.lag = r[4].as<double>();
+  m.known = true;
+  return m;
+}
+
 } // namespace
 
 /// A connection with its statements and, with --listen, its receiver (which
@@ -86,6 +108,14 @@ OutboxClient::OutboxClient(const Options &o)
                     "integer, interval, interval)",
                     "inventory.relay_release(text, bigint[])"});
                  pqxx::connection &cx = *s->cx;
+                 // relay_claim's statement (an UPDATE of the claimed rows
+                 // joined to a LIMIT $2 subquery) gets a generic plan after
+                 // five calls, and the generic plan, not knowing the
+                 // limit, joins by hashing the whole outbox: every claim
+                 // then reads every event, published ones included.  A
+                 // custom plan per call (planned with the batch size)
+                 // reads only the batch: index scans, a few ms of planning
+                 cx.set_variable("plan_cache_mode", "force_custom_plan");
                  // occurred_at: the CloudEvents time and, with the
                  // database's clock now, the start of the publish lag
                  cx.prepare("claim",
@@ -103,10 +133,7 @@ OutboxClient::OutboxClient(const Options &o)
                                       "$6::interval)");
                  cx.prepare("release", "SELECT inventory.relay_release("
                                        "$1, $2::bigint[])");
-                 cx.prepare("metrics", "SELECT unpublished, dead_lettered, "
-                                       "round(lag_seconds::numeric, 3)::text, "
-                                       "retrying, lag_seconds "
-                                       "FROM inventory.outbox_metrics");
+                 cx.prepare("metrics", metrics_sql);
                  database_ = pgi::database_name(cx);
                  if (o_.listen)
                    s->wakeup = std::make_unique<Wakeup>(cx, o_.channel);
@@ -228,17 +255,7 @@ OutboxClient::Metrics OutboxClient::metrics() {
   Metrics m;
   if (!connected()) return m;
   try {
-    pqxx::work tx{*link_.current()->cx};
-    pqxx::row r = tx.exec_prepared1("metrics");
-    tx.commit();
-    m.unpublished = r[0].as<std::string>();
-    m.dead_lettered = r[1].as<std::string>();
-    m.lag_seconds = r[2].as<std::string>();
-    m.unpublished_n = r[0].as<long long>();
-    m.dead_lettered_n = r[1].as<long long>();
-    m.retrying_n = r[3].as<long long>();
-    m.lag = r[4].as<double>();
-    m.known = true;
+    m = read_metrics(*link_.current()->cx, true);
   } catch (const pqxx::broken_connection &e) {
     link_.lost(std::string("outbox_metrics: ") + e.what());
   } catch (const std::exception &) {
@@ -265,6 +282,50 @@ void OutboxClient::idle_wait(long long ms) {
     }
   } catch (const pqxx::broken_connection &e) {
     link_.lost(std::string("waiting for NOTIFY: ") + e.what());
+  }
+}
+
+} // namespace relay
+
+namespace relay {
+
+MetricsSampler::MetricsSampler(const std::string &conninfo,
+                               long long period_ms)
+    : conninfo_{conninfo}, period_ms_{period_ms}, thread_{[this] { run(); }} {}
+
+MetricsSampler::~MetricsSampler() {
+  {
+    std::lock_guard<std::mutex> lock{mu_};
+    stop_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+OutboxClient::Metrics MetricsSampler::latest() const {
+  std::lock_guard<std::mutex> lock{mu_};
+  return latest_;
+}
+
+void MetricsSampler::run() {
+  std::unique_ptr<pqxx::connection> cx;
+  for (;;) {
+    OutboxClient::Metrics m;
+    try {
+      if (!cx || !cx->is_open()) {
+        cx = pgi::connect_db(conninfo_);
+        // told apart from the relay's own connection in pg_stat_activity
+        cx->set_variable("application_name", "'inventory-relay metrics'");
+      }
+      m = read_metrics(*cx, false);
+    } catch (...) {
+      cx.reset(); // connect again at the next read
+    }
+    std::unique_lock<std::mutex> lock{mu_};
+    latest_ = m;
+    if (wake_.wait_for(lock, std::chrono::milliseconds(period_ms_),
+                       [this] { return stop_; }))
+      return;
   }
 }
 

@@ -12,10 +12,13 @@
 #ifndef PG_INVENTORY_RELAY_OUTBOX_H
 #define PG_INVENTORY_RELAY_OUTBOX_H
 
+#include <condition_variable>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pqxx/pqxx>
@@ -97,6 +100,38 @@ class OutboxClient {
   const Options &o_;
   std::string database_;
   pgi::Link<Session> link_;
+};
+
+/// Reads inventory.outbox_metrics in a thread of its own, on a database
+/// connection of its own, every PERIOD_MS milliseconds (the first time at
+/// once).  The view counts the unpublished events, which takes seconds on
+/// a backlog of a million; read on the relay's connection it would stop
+/// the pipeline for that long.  Best effort: any failure (no connection,
+/// no SELECT on the view) leaves the figures unknown until the next read,
+/// logs nothing and never ends the program.
+class MetricsSampler {
+ public:
+  /// Starts the thread; CONNINFO is the relay's --db.
+  MetricsSampler(const std::string &conninfo, long long period_ms);
+  /// Stops the thread (waits for a read in progress to end).
+  ~MetricsSampler();
+  MetricsSampler(const MetricsSampler &) = delete;
+  MetricsSampler &operator=(const MetricsSampler &) = delete;
+
+  /// The last read (known = false before the first one succeeded and
+  /// after one failed).
+  OutboxClient::Metrics latest() const;
+
+ private:
+  void run();
+
+  const std::string conninfo_;
+  const long long period_ms_;
+  mutable std::mutex mu_;
+  std::condition_variable wake_;
+  bool stop_ = false;
+  OutboxClient::Metrics latest_;
+  std::thread thread_; // last: starts once the rest is set
 };
 
 } // namespace relay

@@ -3,16 +3,18 @@
 // One broker connection under the shared policy (pgi::Link): at each
 // connect the topology is declared (the exchange with its alternate
 // exchange and unrouted queue: pgi::Topology), --audit-queue too, and the
-// channel is put in publisher-confirm mode.  publish() sends a batch with the
-// mandatory flag and waits for the broker's verdict on every event: ack,
-// nack, or a basic.return (unroutable: it comes before the ack of the same
-// message) that makes the event a failure (with the alternate exchange
-// that happens only when the topology was changed behind the relay's back:
-// it is logged with what to bind).  A lost connection or a missing
-// confirm (--confirm-timeout) drops the connection: publish() returns
-// false and the events without a verdict stay pending.  A broker answer
-// that retrying cannot fix (ACCESS_REFUSED, an exchange of another type)
-// is Fatal.
+// channel is put in publisher-confirm mode.  send() publishes a batch with
+// the mandatory flag without waiting, and receive() reads the broker's
+// verdicts on the batches in flight (several can be: the relay publishes
+// the next batch while the broker persists one): ack, nack (single or
+// // multiple=true, whatever the broker coalesces), or a basic.return
+// (unroutable: it comes before the ack of the same message) that makes the
+// event a failure (with the alternate exchange that happens only when the
+// topology was changed behind the relay's back: it is logged with what to
+// bind).  A lost connection or a missing confirm (--confirm-timeout) drops the
+// connection: send() or receive() returns false and the events without a
+// verdict stay pending.  A broker answer that retrying cannot fix
+// (ACCESS_REFUSED, an exchange of another type) is Fatal.
 //
 // With --cloudevents every message also carries the CloudEvents AMQP
 // binding's attributes in binary content mode, as AMQP headers (RabbitMQ's
@@ -27,6 +29,7 @@
 #define PG_INVENTORY_RELAY_PUBLISHER_H
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <string>
 
@@ -45,9 +48,25 @@ class Publisher {
   /// a transient failure, already logged and waited out).  Throws Fatal.
   bool ready();
 
-  /// Publishes BATCH and records the broker's verdicts in its events (and
-  /// when each ack came); false when the broker went away.  Throws Fatal.
-  bool publish(Batch &batch);
+  /// Publishes the events of FLIGHT (mandatory, persistent) without
+  /// waiting for the broker, numbering them with the connection's next
+  /// delivery tags (FLIGHT.first_tag); sets FLIGHT.pending and sent_ms.
+  /// Returns false when the broker went away (the connection is dropped;
+  /// events already sent may still be unconfirmed: give FLIGHTS up with
+  /// their verdicts as they are).  Throws Fatal.
+  bool send(Flight &flight);
+
+  /// Reads the broker's verdicts (basic.ack and basic.nack, single or
+  /// multiple, and basic.return) into the events of FLIGHTS, the batches
+  /// sent on this connection and not yet given up, in tag order.  Waits at
+  /// most WAIT_MS milliseconds (0: only what has already come) and returns
+  /// as soon as the oldest flight is done() or, when it is, after what
+  /// has come.  Returns false when the broker went away or an event of a
+  /// flight sent more than --confirm-timeout ago still has no verdict
+  /// (counted as an outage: the connection is dropped; verdicts read so
+  /// far stay).  Throws Fatal (the broker closed the channel for a reason
+  /// retrying cannot fix).
+  bool receive(std::deque<Flight> &flights, long long wait_ms);
 
   /// Between batches: reads what the broker sent meanwhile without
   /// waiting, so that a broker that closed the connection (a shutdown, a
@@ -73,9 +92,9 @@ class Publisher {
   long long reconnects() const { return link_.reconnects(); }
 
  private:
-  void send(Batch &batch);
-  void await_confirms(Batch &batch, uint64_t first_tag);
-  void read_return(Batch &batch, const amqp_basic_return_t &r);
+  void settle(std::deque<Flight> &flights, uint64_t tag, bool multiple,
+              Event::Verdict to);
+  void read_return(std::deque<Flight> &flights, const amqp_basic_return_t &r);
 
   const Options &o_;
   pgi::Link<pgi::AmqpConnection> link_;

@@ -42,11 +42,14 @@ int Relay::run() {
                                    {"port", std::to_string(server_->port())},
                                    {"paths", "/metrics,/healthz"}});
   }
+  sampler_ =
+    std::make_unique<MetricsSampler>(o_.db, std::min(o_.stats_ms, 5000LL));
   try {
     loop();
   } catch (const pgi::Fatal &) {
     // write what the broker confirmed (best effort), then end
     try {
+      if (!flights_.empty()) give_up_flights();
       if (!marks_.empty() && outbox_.connected()) flush();
     } catch (const std::exception &) {
     }
@@ -65,56 +68,86 @@ void Relay::loop() {
   const long long pause_hook = std::atoll(
     pgi::env_or("INVENTORY_RELAY_TEST_PAUSE_BEFORE_MARK_MS", "0").c_str());
   const long long sample_ms = std::min(o_.stats_ms, 5000LL);
-  while (!pgi::stop_requested()) {
+  const std::size_t depth = static_cast<std::size_t>(o_.in_flight);
+  // the last claim was full: the next one follows at once, even while
+  // batches are in flight; after one that was not, the relay claims again
+  // only when the batches in flight are done (and sleeps after an empty one)
+  bool last_full = false;
+  for (;;) {
+    const bool stopping = pgi::stop_requested();
+    if (stopping && flights_.empty()) break;
     if (pgi::now_ms() - last_stats_ms_ >= o_.stats_ms)
       stats(false);
     else if (server_ && pgi::now_ms() - last_sample_ms_ >= sample_ms)
       sample(nullptr); // the gauges, for /metrics
-    if (!outbox_.ready()) continue;
+    if (!outbox_.ready()) {
+      if (stopping) break; // the leases of the batches in flight run out
+      continue;
+    }
     if (o_.cloudevents && publisher_.source().empty())
       publisher_.set_source("/pg_inventory/" + outbox_.database());
     if (!marks_.empty()) {
       flush();
       if (!marks_.empty()) continue;
     }
-    if (!publisher_.ready()) continue;
+    if (!publisher_.ready()) continue; // (nothing is in flight then)
 
-    std::optional<Batch> claimed = outbox_.claim();
-    if (!claimed) continue;
-    Batch &batch = *claimed;
-    if (batch.empty()) {
-      if (o_.once) break;
-      publisher_.check(); // a broker gone while idle: noticed now
-      outbox_.idle_wait(o_.poll_ms);
-      continue;
+    const bool claim_now =
+      !stopping && flights_.size() < depth && (flights_.empty() || last_full);
+    if (claim_now) {
+      std::optional<Batch> claimed = outbox_.claim();
+      if (!claimed) continue; // the database went away
+      if (claimed->empty()) {
+        last_full = false;
+        if (flights_.empty()) {
+          if (o_.once) break;
+          publisher_.check(); // a broker gone while idle: noticed now
+          outbox_.idle_wait(o_.poll_ms);
+          continue;
+        }
+      } else {
+        last_full = static_cast<long long>(claimed->size()) >= o_.batch_size;
+        n_.claimed += static_cast<long long>(claimed->size());
+        ++n_.batches;
+        flights_.emplace_back();
+        Flight &f = flights_.back();
+        f.events = std::move(*claimed);
+        f.claimed_ms = pgi::now_ms();
+        if (!publisher_.send(f)) {
+          give_up_flights(); // broker outage
+          continue;
+        }
+      }
     }
-    const long long claimed_ms = pgi::now_ms();
-    n_.claimed += static_cast<long long>(batch.size());
-    ++n_.batches;
-    bool delivered = false;
+    // read the verdicts: only what has come when another batch may be
+    // claimed now, else wait for the oldest batch
+    const bool more = !stopping && last_full && flights_.size() < depth;
+    bool delivered;
     try {
-      delivered = publisher_.publish(batch);
+      delivered =
+        publisher_.receive(flights_, more ? 0 : o_.confirm_timeout_ms);
     } catch (const pgi::Fatal &) {
       // the broker refused the relay, not the events: no attempt counted
-      for (const auto &e : batch)
-        if (e.confirmed()) marks_.add_published(e);
-      release(batch);
+      give_up_flights();
       throw;
     }
     if (!delivered) {
-      // broker outage: what was acked is published; the rest goes back
-      // without counting an attempt
-      for (const auto &e : batch)
-        if (e.confirmed()) marks_.add_published(e);
-      release(batch);
-      if (outbox_.connected()) flush();
+      give_up_flights(); // broker outage
       continue;
     }
-    for (const auto &e : batch)
-      if (e.confirmed() && e.age_at_claim >= 0)
-        m_.publish_lag.Observe(e.age_at_claim +
-                               (e.acked_ms - claimed_ms) / 1000.0);
-    settle(batch);
+    // every batch with all its verdicts: one marking transaction for them
+    std::vector<long long> done_claimed_ms;
+    while (!flights_.empty() && flights_.front().done()) {
+      Flight &f = flights_.front();
+      for (const auto &e : f.events)
+        if (e.confirmed() && e.age_at_claim >= 0)
+          m_.publish_lag.Observe(e.age_at_claim +
+                                 (e.acked_ms - f.claimed_ms) / 1000.0);
+      settle(f.events);
+      done_claimed_ms.push_back(f.claimed_ms);
+      flights_.pop_front();
+    }
+    if (done_claimed_ms.empty()) continue;
     if (crash_hook && !marks_.published.empty()) {
       pgi::log("test_crash_after_confirm",
                {{"confirmed", std::to_string(marks_.published.size())}});
@@ -126,10 +159,20 @@ void Relay::loop() {
       pgi::sleep_unless_stopped(pause_hook);
     }
     flush();
-    m_.batch_duration.Observe((pgi::now_ms() - claimed_ms) / 1000.0);
-    if (static_cast<long long>(batch.size()) < o_.batch_size && !o_.once)
-      outbox_.idle_wait(o_.poll_ms);
+    for (long long ms : done_claimed_ms)
+      m_.batch_duration.Observe((pgi::now_ms() - ms) / 1000.0);
   }
+}
+
+void Relay::give_up_flights() {
+  // what the broker acked is published; the rest goes back without
+  // counting an attempt
+  for (const auto &f : flights_)
+    for (const auto &e : f.events)
+      if (e.confirmed()) marks_.add_published(e);
+  for (const auto &f : flights_) release(f.events);
+  flights_.clear();
+  if (outbox_.connected()) flush();
 }
 
 void Relay::settle(const Batch &batch) {
@@ -220,9 +263,18 @@ void Relay::release(const Batch &batch) {
                                           "out by themselves"}});
 }
 
-OutboxClient::Metrics Relay::sample(long long *unrouted_out) {
-  const OutboxClient::Metrics m = outbox_.metrics();
-  const long long unrouted = publisher_.unrouted_depth();
+OutboxClient::Metrics Relay::sample(long long *unrouted_out, bool fresh) {
+  // the sampler's last read; at exit a read of its own, so that the final
+  // line says what the relay left behind
+  const OutboxClient::Metrics m =
+    fresh || !sampler_ ? outbox_.metrics() : sampler_->latest();
+  // the depth is a passive queue.declare on the publishing channel, which
+  // the broker answers only after the messages published before it: asked
+  // while batches are in flight, a busy broker would keep it waiting past
+  // the RPC timeout and the connection would be dropped.  So it is read
+  // between batches only, and the last value stands meanwhile.
+  if (flights_.empty()) unrouted_ = publisher_.unrouted_depth();
+  const long long unrouted = unrouted_;
   if (m.known) {
     m_.backlog.Set(static_cast<double>(m.unpublished_n));
     m_.retrying.Set(static_cast<double>(m.retrying_n));
@@ -237,7 +289,7 @@ OutboxClient::Metrics Relay::sample(long long *unrouted_out) {
 
 void Relay::stats(bool final) {
   long long unrouted = -1;
-  const OutboxClient::Metrics m = sample(&unrouted);
+  const OutboxClient::Metrics m = sample(&unrouted, final);
   pgi::log(final ? "stats_final" : "stats",
            {{"relay", o_.name},
             {"published", std::to_string(n_.published)},

@@ -249,8 +249,16 @@ TEST(Readme, CommandsDeliverEveryConfirmedReservation) {
                         "tenant = 'acme' AND sku = 'sku-123'"),
             1);
 
-  auto relay = run_in_dir(relay_cmd);
+  // the fulfiller first, as the README says: the relay publishes only to
+  // queues that exist, so an event it sends before the fulfiller bound its
+  // queue goes to inventory.unrouted (a relay that finds events at once
+  // would otherwise race the fulfiller's start)
   auto fulfiller = run_in_dir(fulfiller_cmd);
+  ASSERT_TRUE(poll_until(
+    [&] { return !log_lines(*fulfiller, "broker_connected").empty(); }, 30s,
+    20ms))
+    << fulfiller->log();
+  auto relay = run_in_dir(relay_cmd);
   // more orders: confirmed, cancelled, left pending
   shop.exec("SELECT inventory.reserve('acme', 'ord-' || i, 'sku-123', 1) "
             "FROM generate_series(1, 30) i");

@@ -163,7 +163,10 @@ RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
  * the first unpublished event of their reservation (events of one
  * reservation go out in order; a later one waits while an earlier one
  * backs off or is dead-lettered).  SKIP LOCKED: relays never wait for each
- * other.  $3 clock.
+ * other.  $3 clock.  The update finds the leased rows by id = ANY (ARRAY(c)):
+ * one index lookup each, whatever the plan; a join with c, planned
+ * generically (the statement's plan is kept), merged or hashed the whole
+ * outbox, published events included, on every claim.
  */
 static InventoryStatement claim_events = {
 	"claim outbox events",
@@ -176,7 +179,7 @@ static InventoryStatement claim_events = {
 	"AND p.published_at IS NULL)) "
 	"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), "
 	"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 "
-	"FROM c WHERE o.id = c.id "
+	"WHERE o.id = ANY (ARRAY(SELECT c.id FROM c)) "
 	"RETURNING o.id, o.event_id, o.event_type, o.tenant::text, o.reservation_id, "
 	"o.payload, o.attempts) "
 	"SELECT * FROM u ORDER BY u.id",

@@ -108,14 +108,6 @@ OutboxClient::OutboxClient(const Options &o)
                     "integer, interval, interval)",
                     "inventory.relay_release(text, bigint[])"});
                  pqxx::connection &cx = *s->cx;
-                 // relay_claim's statement (an UPDATE of the claimed rows
-                 // joined to a LIMIT $2 subquery) gets a generic plan after
-                 // five calls, and the generic plan, not knowing the
-                 // limit, joins by hashing the whole outbox: every claim
-                 // then reads every event, published ones included.  A
-                 // custom plan per call (planned with the batch size)
-                 // reads only the batch: index scans, a few ms of planning
-                 cx.set_variable("plan_cache_mode", "force_custom_plan");
                  // occurred_at: the CloudEvents time and, with the
                  // database's clock now, the start of the publish lag
                  cx.prepare("claim",

@@ -152,7 +152,9 @@ InventoryTestPause(void)
  *		SQLSTATE (default XX000) or "cancel", which raises PostgreSQL's own
  *		query cancel (57014) the way a pg_cancel_backend() does.  The steps
  *		are "begin" (the caller checked, running as the owner), "slot_take"
- *		(inside the internal subtransaction of the slot fast path), "hold",
+ *		(inside the internal subtransaction of the slot fast path),
+ *		"slot_wait" (inside the one of the wait for one slot, reached when
+ *		the fast path took nothing), "hold",
  *		"records", "ledger", "expire" and "end" (before switching back).
  *		Tests use it to prove that an error at any step, caught or not,
  *		leaves the caller's role and transaction as they were.  Does nothing

@@ -118,6 +118,11 @@ extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
 extern int	inventory_outbox_retention_s;
 extern int	inventory_history_retention_s;
+extern int	inventory_auto_slots;
+extern int	inventory_auto_slots_samples;
+extern int	inventory_auto_slots_interval_ms;
+extern int	inventory_auto_slots_idle_s;
+extern const char *inventory_slots_audit_reason;
 extern void InventoryTestPause(void);
 extern void InventoryFaultPoint(const char *step);
 

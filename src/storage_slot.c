@@ -1470,6 +1470,12 @@ static const SlotLayout located_layout = {
  * count rebalances.  Returns the previous slot count.  Errors:
  * 22023, 42501 tenant not granted, IN002 unknown SKU.
  */
+/*
+ * The reason set_stock_slots writes in its audit row: NULL (none) but
+ * while the expiry worker's automatic slotting calls it (worker.c)
+ */
+const char *inventory_slots_audit_reason = NULL;
+
 Datum
 inventory_set_stock_slots(PG_FUNCTION_ARGS)
 {
@@ -1554,7 +1560,7 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		InventoryAudit(&call, "set_stock_slots", tenant,
 					   psprintf("{\"sku\": %s, \"old\": {\"slots\": %d}, \"new\": {\"slots\": %d}}",
 								InventoryJsonText(sku), old, slots),
-					   NULL);
+					   inventory_slots_audit_reason);
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }

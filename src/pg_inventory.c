@@ -36,7 +36,7 @@ static int	inventory_test_pause_lock = 0;
 static char *inventory_test_fault = NULL;
 int			inventory_outbox_retention_s = 7 * 24 * 3600;
 int			inventory_history_retention_s = 0;
-int			inventory_auto_slots = 16;
+int			inventory_auto_slots = 64;
 int			inventory_auto_slots_samples = 3;
 int			inventory_auto_slots_interval_ms = 250;
 int			inventory_auto_slots_idle_s = 600;
@@ -272,16 +272,17 @@ _PG_init(void)
 							GUC_UNIT_S,
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_inventory.auto_slots",
-							"Stock slots the worker splits a contended one-slot SKU into.",
+							"Most stock slots the worker splits a contended one-slot SKU into.",
 							"The expiry worker samples lock waits on stock slots every "
 							"pg_inventory.auto_slots_interval; a SKU with one slot whose "
 							"slots have waiters in pg_inventory.auto_slots_samples samples "
-							"in a row is split over this many slots (set_stock_slots), and "
+							"in a row is split (set_stock_slots) over twice the callers "
+							"seen, as a power of two from 4 to this many slots, and "
 							"merged back into one after pg_inventory.auto_slots_idle "
 							"without waiters. 0 or 1 switches automatic slotting off "
 							"(version 0.3 on).",
 							&inventory_auto_slots,
-							16, 0, 256,
+							64, 0, 256,
 							PGC_SIGHUP,
 							0,
 							NULL, NULL, NULL);

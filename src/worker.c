@@ -51,8 +51,16 @@
  * SIGTERM ends it; the launcher then decides what comes next, so the
  * postmaster never restarts it in a loop.
  *
+ * Between and after passes, every pg_inventory.auto_slots_interval, the
+ * worker does automatic slotting (issue #12): it samples lock waits on
+ * stock slots and splits a contended one-slot SKU with set_stock_slots,
+ * merging it back when the rush is over (see "automatic slotting" below;
+ * pg_inventory.auto_slots = 0 switches it off).  Each sample and each
+ * change is a transaction of its own, its errors caught as a pass's.
+ *
  * Lock order: the worker takes the extension's object lock (share) before
- * anything expire_due locks; DROP EXTENSION takes it (exclusive) first too.
+ * anything expire_due or set_stock_slots locks; DROP EXTENSION takes it
+ * (exclusive) first too.
  *
  *-------------------------------------------------------------------------
  */
@@ -1300,7 +1308,9 @@ WorkerNoExtension(bool ran)
  * while it waits for a row another transaction locked), mapped to the
  * (tenant, sku) of the row version they name.  A SKU with one slot whose
  * slots show waiters in pg_inventory.auto_slots_samples samples in a row
- * is split over pg_inventory.auto_slots slots by inventory.set_stock_slots
+ * is split (AutoSlotTarget: twice the callers seen in the last sample,
+ * as a power of two from 4 to pg_inventory.auto_slots) by
+ * inventory.set_stock_slots
  * itself (the same locks, rebalancing and audit row as an operator's call;
  * the audit's reason says it was the worker); a SKU the worker split is
  * merged back into one slot once it has had no waiters for
@@ -1327,6 +1337,22 @@ typedef struct AutoSlotSku
 static AutoSlotSku auto_slot_skus[AUTO_SLOTS_TRACKED];
 static int64 auto_slot_samples = 0;
 static SPIPlanPtr auto_locks_plan = NULL;
+
+/*
+ * The slots a split gives a SKU that had waiters waiting on it: twice the
+ * callers seen (waiters and the holder), rounded up to a power of two, at
+ * least 4, at most pg_inventory.auto_slots: a queue of 63 buyers gets 64
+ * slots (with the default maximum), a queue of 2 gets 8
+ */
+static int
+AutoSlotTarget(int waiters)
+{
+	int			target = 4;
+
+	while (target < 2 * (waiters + 1) && target < inventory_auto_slots)
+		target *= 2;
+	return Min(target, inventory_auto_slots);
+}
 
 /* Finds (or, with create, adds) the entry of (tenant, sku); NULL if full */
 static AutoSlotSku *
@@ -1506,6 +1532,15 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 	args[0] = CStringGetTextDatum(tenant);
 	args[1] = CStringGetTextDatum(sku);
 	args[2] = Int32GetDatum(to);
+	/* a plain read first: a SKU an operator split costs no lock here */
+	if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
+							  "WHERE k.tenant = $1 AND k.sku = $2",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the SKU failed");
+	if (SPI_processed != 1 ||
+		DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)) != from)
+		return false;
 	if (SPI_execute("SELECT pg_catalog.set_config('lock_timeout', '"
 					AUTO_SLOTS_LOCK_TIMEOUT "', true)", false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "setting lock_timeout failed");
@@ -1558,6 +1593,7 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 	volatile WorkerStepResult result = WORKER_STEP_DONE;
 	char		activity[200] = "";
 	char		reason[200] = "";
+	volatile int target = action == AUTO_SLOT_SPLIT ? AutoSlotTarget(e->waiters) : 1;
 
 	if (action == AUTO_SLOT_SPLIT)
 	{
@@ -1566,7 +1602,7 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 				 e->streak, e->waiters);
 		snprintf(activity, sizeof(activity),
 				 INVENTORY_WORKER_NAME ": slotting: set_stock_slots(%d)",
-				 inventory_auto_slots);
+				 target);
 	}
 	else if (action == AUTO_SLOT_MERGE)
 	{
@@ -1597,8 +1633,7 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 			}
 			else if (!AutoSlotChange(e->tenant, e->sku,
 									 action == AUTO_SLOT_SPLIT ? 1 : e->split_to,
-									 action == AUTO_SLOT_SPLIT ? inventory_auto_slots : 1,
-									 reason))
+									 target, reason))
 				result = WORKER_STEP_SKIPPED;
 			if (SPI_finish() != SPI_OK_FINISH)
 				elog(ERROR, "SPI_finish failed");
@@ -1634,7 +1669,7 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 				(errmsg(INVENTORY_WORKER_NAME ": %s SKU \"%s\" of tenant \"%s\" %s %d stock slots",
 						action == AUTO_SLOT_SPLIT ? "split" : "merged", e->sku,
 						e->tenant, action == AUTO_SLOT_SPLIT ? "over" : "back into",
-						action == AUTO_SLOT_SPLIT ? inventory_auto_slots : 1),
+						target),
 				 errdetail("%s.", reason)));
 	return result;
 }
@@ -1674,12 +1709,14 @@ WorkerAutoSlots(void)
 			continue;
 		if (e->split_to == 0 && e->streak >= inventory_auto_slots_samples)
 		{
+			int			target = AutoSlotTarget(e->waiters);
+
 			r = AutoSlotStep(AUTO_SLOT_SPLIT, e);
 			if (r == WORKER_STEP_NO_EXTENSION)
 				WorkerNoExtension(true);
 			if (r == WORKER_STEP_DONE)
 			{
-				e->split_to = inventory_auto_slots;
+				e->split_to = target;
 				e->last_waiters_at = now;
 			}
 			else if (r == WORKER_STEP_SKIPPED)

@@ -276,7 +276,7 @@ _PG_init(void)
 							"The expiry worker samples lock waits on stock slots every "
 							"pg_inventory.auto_slots_interval; a SKU with one slot whose "
 							"slots have waiters in pg_inventory.auto_slots_samples samples "
-							"in a row is split (set_stock_slots) over twice the callers "
+							"in a row is split (set_stock_slots) over four times the callers "
 							"seen, as a power of two from 4 to this many slots, and "
 							"merged back into one after pg_inventory.auto_slots_idle "
 							"without waiters. 0 or 1 switches automatic slotting off "

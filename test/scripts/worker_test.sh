@@ -198,7 +198,7 @@ fi
 # Session A holds H's only slot in an open transaction (fed through a fifo);
 # two reserves wait for it.  The worker samples lock waits every 250 ms
 # (the default) and, after 3 samples in a row (the default), calls
-# set_stock_slots(8) (twice the 3 callers it saw, as a power of two), which
+# set_stock_slots(16) (four times the 3 callers it saw, as a power of two), which
 # waits for A's slot too; once A commits, the
 # waiters and the split complete.  With pg_inventory.auto_slots_idle at 2
 # seconds and nothing waiting any more, it merges H back into one slot.
@@ -217,7 +217,7 @@ for k in h1 h2; do
 done
 if poll $TIMEOUT is postgres "SELECT count(*) FROM pg_stat_activity
 		WHERE backend_type = 'pg_inventory expiry worker'
-		AND query LIKE '%slotting: set_stock_slots(8)%' AND wait_event_type = 'Lock'" 1; then
+		AND query LIKE '%slotting: set_stock_slots(16)%' AND wait_event_type = 'Lock'" 1; then
 	ok "the worker notices the waits on H's slot and splits it, waiting for the slot like set_stock_slots"
 else
 	not_ok "the worker notices the waits on H's slot and splits it, waiting for the slot like set_stock_slots" \
@@ -227,21 +227,21 @@ echo "COMMIT;" >&7
 exec 7>&-
 wait "$hold_pid"
 wait
-if poll $TIMEOUT is "$DB" "SELECT slots FROM inventory.sku WHERE tenant = 'wt-hot' AND sku = 'H'" 8; then
-	check "H is split over 8 slots, audited with the worker's reason; the three holds are reserved; stock unchanged" \
-		"set_stock_slots|1|8|automatic slotting by the expiry worker: lock waits on the SKU's stock slot
+if poll $TIMEOUT is "$DB" "SELECT slots FROM inventory.sku WHERE tenant = 'wt-hot' AND sku = 'H'" 16; then
+	check "H is split over 16 slots, audited with the worker's reason; the three holds are reserved; stock unchanged" \
+		"set_stock_slots|1|16|automatic slotting by the expiry worker: lock waits on the SKU's stock slot
 reserved reserved
-97|3|8" \
+97|3|16" \
 		"$(q "$DB" "SELECT action, detail->'old'->>'slots', detail->'new'->>'slots', split_part(reason, ' in ', 1)
 			FROM inventory.operator_audit WHERE tenant = 'wt-hot' ORDER BY id LIMIT 1")
 $(cat "$PGI_DIR/h1.out") $(cat "$PGI_DIR/h2.out")
 $(q "$DB" "SELECT available || '|' || reserved || '|' || slots FROM inventory.stock WHERE tenant = 'wt-hot'")"
 else
-	not_ok "H is split over 8 slots" "$(log_since 0 | grep -i slot | tail -5)"
+	not_ok "H is split over 16 slots" "$(log_since 0 | grep -i slot | tail -5)"
 fi
 if poll $TIMEOUT is "$DB" "SELECT slots FROM inventory.sku WHERE tenant = 'wt-hot' AND sku = 'H'" 1; then
 	check "without waiters for 2 s the worker merges H back into one slot (audited); invariants hold" \
-		"8|1|automatic slotting by the expiry worker: no lock waits on the SKU's stock slots for 2 s
+		"16|1|automatic slotting by the expiry worker: no lock waits on the SKU's stock slots for 2 s
 97|3|1
 0" \
 		"$(q "$DB" "SELECT detail->'old'->>'slots' || '|' || (detail->'new'->>'slots') || '|' || reason

@@ -33,6 +33,8 @@
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_proc.h"
+#include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "access/genam.h"
 #include "access/table.h"
 #include "catalog/indexing.h"
@@ -169,6 +171,25 @@ UpgradeLock(Oid nsp)
 }
 
 /*
+ * CallSpreadKey
+ *		A hash of the call's request key (its second argument, when that is
+ *		text, as in every call that moves units), else the backend's pid:
+ *		which busy slot a caller of a slotted SKU waits for (storage_slot.c).
+ */
+static uint32
+CallSpreadKey(FunctionCallInfo fcinfo)
+{
+	text	   *key;
+
+	if (fcinfo->nargs < 2 || fcinfo->args[1].isnull ||
+		get_fn_expr_argtype(fcinfo->flinfo, 1) != TEXTOID)
+		return (uint32) MyProcPid;
+	key = DatumGetTextPP(fcinfo->args[1].value);
+	return DatumGetUInt32(hash_any((const unsigned char *) VARDATA_ANY(key),
+								   VARSIZE_ANY_EXHDR(key)));
+}
+
+/*
  * InventoryBeginCall
  *		Starts a call: checks that schema inventory is the extension's,
  *		takes the upgrade lock (UpgradeLock), notes the caller, chooses the storage
@@ -203,6 +224,7 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 	if (call->located)
 		call->storage = &InventoryLocatedStorage;
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
+	InventorySlotSpread(CallSpreadKey(fcinfo));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "pg_inventory: SPI_connect failed");

@@ -36,6 +36,10 @@ static int	inventory_test_pause_lock = 0;
 static char *inventory_test_fault = NULL;
 int			inventory_outbox_retention_s = 7 * 24 * 3600;
 int			inventory_history_retention_s = 0;
+int			inventory_auto_slots = 64;
+int			inventory_auto_slots_samples = 3;
+int			inventory_auto_slots_interval_ms = 250;
+int			inventory_auto_slots_idle_s = 600;
 
 /*
  * check_frozen_now
@@ -152,7 +156,9 @@ InventoryTestPause(void)
  *		SQLSTATE (default XX000) or "cancel", which raises PostgreSQL's own
  *		query cancel (57014) the way a pg_cancel_backend() does.  The steps
  *		are "begin" (the caller checked, running as the owner), "slot_take"
- *		(inside the internal subtransaction of the slot fast path), "hold",
+ *		(inside the internal subtransaction of the slot fast path),
+ *		"slot_wait" (inside the one of the wait for one slot, reached when
+ *		the fast path took nothing), "hold",
  *		"records", "ledger", "expire" and "end" (before switching back).
  *		Tests use it to prove that an error at any step, caught or not,
  *		leaves the caller's role and transaction as they were.  Does nothing
@@ -262,6 +268,45 @@ _PG_init(void)
 							&inventory_history_retention_s,
 							/* at most 3600 days: the 10 years purge_history takes */
 							0, 0, 3600 * 24 * 3600,
+							PGC_SIGHUP,
+							GUC_UNIT_S,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.auto_slots",
+							"Most stock slots the worker splits a contended one-slot SKU into.",
+							"The expiry worker samples lock waits on stock slots every "
+							"pg_inventory.auto_slots_interval; a SKU with one slot whose "
+							"slots have waiters in pg_inventory.auto_slots_samples samples "
+							"in a row is split (set_stock_slots) over four times the callers "
+							"seen, as a power of two from 4 to this many slots, and "
+							"merged back into one after pg_inventory.auto_slots_idle "
+							"without waiters. 0 or 1 switches automatic slotting off "
+							"(version 0.3 on).",
+							&inventory_auto_slots,
+							64, 0, 256,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.auto_slots_samples",
+							"Samples in a row with lock waits on a SKU's stock slots before the worker splits it.",
+							NULL,
+							&inventory_auto_slots_samples,
+							3, 1, 1000,
+							PGC_SIGHUP,
+							0,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.auto_slots_interval",
+							"Time between two samples of lock waits on stock slots by the worker.",
+							NULL,
+							&inventory_auto_slots_interval_ms,
+							250, 10, 3600 * 1000,
+							PGC_SIGHUP,
+							GUC_UNIT_MS,
+							NULL, NULL, NULL);
+	DefineCustomIntVariable("pg_inventory.auto_slots_idle",
+							"Time without lock waits after which the worker merges a SKU it split back into one slot.",
+							"0 never merges back.",
+							&inventory_auto_slots_idle_s,
+							600, 0, 3600 * 24 * 3600,
 							PGC_SIGHUP,
 							GUC_UNIT_S,
 							NULL, NULL, NULL);

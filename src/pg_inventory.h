@@ -8,7 +8,9 @@
  *	   batch with SKIP LOCKED and so never wait on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
  *	   strcmp in C); with slotted stock (0.3 on), within one SKU either one
- *	   slot taken with SKIP LOCKED or all its slots in slot order; with
+ *	   slot taken with SKIP LOCKED, or one slot waited for while holding
+ *	   none of the SKU's (released before anything else when it no longer
+ *	   holds enough), or all its slots in slot order; with
  *	   locations (0.5 on), in (tenant, sku, location, slot) order, and
  *	   allocation's exact path locks every slot of a cart's SKUs at every
  *	   location in that order with one statement (allocate.c);
@@ -116,6 +118,11 @@ extern int	inventory_worker_interval_ms;
 extern int	inventory_worker_batch_size;
 extern int	inventory_outbox_retention_s;
 extern int	inventory_history_retention_s;
+extern int	inventory_auto_slots;
+extern int	inventory_auto_slots_samples;
+extern int	inventory_auto_slots_interval_ms;
+extern int	inventory_auto_slots_idle_s;
+extern const char *inventory_slots_audit_reason;
 extern void InventoryTestPause(void);
 extern void InventoryFaultPoint(const char *step);
 

@@ -122,6 +122,7 @@ extern int	InventoryLockSellable(const char *tenant, int nskus,
 
 extern const InventoryStorage InventorySlotStorage;
 extern void InventoryCheckStocked(const char *tenant, Datum skus);
+extern void InventorySlotSpread(uint32 key);
 extern const InventoryStorage InventoryLocatedStorage;
 
 #endif							/* INVENTORY_STORAGE_H */

@@ -17,8 +17,11 @@
  * Moving units (available -> reserved on reserve, reserved -> consumed on
  * confirm, ...) first tries one slot that holds enough, taken with SKIP
  * LOCKED: concurrent callers spread over the slots and never wait there.
- * When no free slot holds enough, it falls back to locking every slot of
- * the SKU in slot order and taking from several (greedy, lowest slot
+ * When no free slot holds enough, it waits for one busy slot that held
+ * enough, chosen by a hash of the request key so that waiters spread over
+ * the slots (a flash sale: callers queue per slot, not all on slot 0), and
+ * takes from it if it still holds enough after the wait.  Else it falls
+ * back to locking every slot of the SKU in slot order and taking from several (greedy, lowest slot
  * first); a reservation taken this way also spreads the SKU's available
  * units evenly over its slots again (rebalancing as slots drain).  Per
  * slot, as per SKU, no counter goes negative (CHECK), so the SKU's totals,
@@ -26,8 +29,10 @@
  *
  * Lock order (see pg_inventory.h): stock slot rows come after the
  * reservation row, SKU by SKU in (tenant, sku) order, and within a SKU
- * either one slot taken with SKIP LOCKED (never waits) or a share lock on
- * the SKU's catalog row and then all slots in slot order.  set_stock_slots
+ * either one slot taken with SKIP LOCKED (never waits), or one slot waited
+ * for while holding no slot of the SKU (released again before the next
+ * step when it does not hold enough), or a share lock on the SKU's
+ * catalog row and then all slots in slot order.  set_stock_slots
  * takes the catalog row (FOR NO KEY UPDATE) before the slots.  Within one
  * call, a caller that holds a slot of a SKU never waits for a slot of the
  * same or a lower SKU, so no two calls deadlock.  A transaction that makes
@@ -503,11 +508,112 @@ static InventoryStatement take_one_slot_located = {
 	TIMESTAMPTZOID, TEXTOID}
 };
 
+/*
+ * Waiting on one slot, when the fast path found no free slot that holds
+ * enough: of the slots of (tenant $1, sku $2) whose counter $3 holds at
+ * least $4 units in the statement's snapshot, the one at position $10
+ * modulo their count (in slot order) is locked with a plain FOR UPDATE,
+ * which waits for the transaction that holds it, and returned.  After the
+ * wait, READ COMMITTED rechecks the condition on the newest version of the
+ * row: a slot that no longer holds enough is not returned (but stays
+ * locked: SlotMove rolls the subtransaction back).  No slot holds enough
+ * in the snapshot: no row, and nothing waited for.  $5 .. $8 unused.
+ */
+static InventoryStatement wait_one_slot = {
+	"wait for one slot",
+	"WITH c AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND CASE $3 WHEN 0 THEN p.available "
+	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4), "
+	"w AS MATERIALIZED (SELECT c.slot FROM c ORDER BY c.slot "
+	"OFFSET $10 % GREATEST((SELECT count(*) FROM c), 1) LIMIT 1) "
+	"SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.slot = (SELECT w.slot FROM w) "
+	"AND CASE $3 WHEN 0 THEN p.available "
+	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 FOR UPDATE",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+/*
+ * Then, in a statement of its own (a snapshot taken after the wait, which
+ * sees what the slot's holder committed, e.g. a new safety stock: the
+ * recheck of the wait reads joined rows as they were), the move from the
+ * locked slot $10 when it still holds enough, as take_one_slot does.
+ */
+static InventoryStatement take_locked_slot = {
+	"take units from a locked slot",
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"WHERE s.tenant = $1 AND s.sku = $2 AND s.slot = $10 "
+	"AND CASE $3 WHEN 0 THEN s.available "
+	"WHEN 1 THEN s.reserved ELSE s.consumed END >= $4 "
+	"RETURNING s.slot",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+/* The same at location $9 (0.5), with take_one_slot_located's condition */
+#define LOCATED_SLOT_HOLDS_ENOUGH \
+	"CASE $3 WHEN 0 THEN CASE WHEN k.slots = 1 THEN p.available - l.safety_stock " \
+	"WHEN l.safety_stock = 0 THEN p.available ELSE -1 END " \
+	"WHEN 1 THEN p.reserved ELSE p.consumed END >= $4 "
+#define LOCATED_SLOT_JOIN \
+	"FROM inventory.stock_slot p " \
+	"JOIN inventory.stock_location l ON l.tenant = p.tenant AND l.sku = p.sku " \
+	"AND l.location = p.location " \
+	"JOIN inventory.sku k ON k.tenant = p.tenant AND k.sku = p.sku " \
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND "
+
+static InventoryStatement wait_one_slot_located = {
+	"wait for one slot",
+	"WITH c AS MATERIALIZED (SELECT p.slot " LOCATED_SLOT_JOIN
+	LOCATED_SLOT_HOLDS_ENOUGH "), "
+	"w AS MATERIALIZED (SELECT c.slot FROM c ORDER BY c.slot "
+	"OFFSET $10 % GREATEST((SELECT count(*) FROM c), 1) LIMIT 1) "
+	"SELECT p.slot " LOCATED_SLOT_JOIN "p.slot = (SELECT w.slot FROM w) AND "
+	LOCATED_SLOT_HOLDS_ENOUGH "FOR UPDATE OF p",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+static InventoryStatement take_locked_slot_located = {
+	"take units from a locked slot",
+	"WITH p AS MATERIALIZED (SELECT p.slot, l.safety_stock, l.low_threshold, "
+	"l.level, k.slots " LOCATED_SLOT_JOIN "p.slot = $10 AND "
+	LOCATED_SLOT_HOLDS_ENOUGH ") "
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $9 "
+	"AND s.slot = p.slot RETURNING s.slot, s.available, p.safety_stock, "
+	"p.low_threshold, p.level::text, p.slots",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+/*
+ * The spread key of the current call (InventorySlotSpread): which of the
+ * slots that hold enough a caller waits for when none is free
+ */
+static int32 slot_spread = 0;
+
+/*
+ * InventorySlotSpread
+ *		Called by InventoryBeginCall with a hash of the call's request key
+ *		(or the backend's pid): concurrent callers of one SKU that find
+ *		every slot busy wait for different slots, and a given request
+ *		always picks the same one (tests can predict it).
+ */
+void
+InventorySlotSpread(uint32 key)
+{
+	slot_spread = (int32) (key & 0x7fffffff);
+}
+
 typedef struct TakeOne
 {
 	InventoryStatement *stmt;
-	Datum		values[9];
-	char		nulls[9];
+	Datum		values[10];
+	char		nulls[10];
 	InventoryCounter from;
 	InventoryCounter to;
 	int32		slot;			/* out: the slot taken */
@@ -561,6 +667,32 @@ TakeOneWork(void *arg)
 }
 
 /*
+ * WaitOneWork
+ *		The wait on one slot (wait_one_slot, then take_locked_slot), in
+ *		SlotMove's second subtransaction; false when the slot it waited for
+ *		no longer holds enough (or none did).
+ */
+static bool
+WaitOneWork(void *arg)
+{
+	TakeOne    *t = (TakeOne *) arg;
+	bool		located = t->stmt == &take_one_slot_located;
+	bool		isnull;
+	bool		taken;
+
+	InventoryFaultPoint("slot_wait");
+	if (InventoryRun(located ? &wait_one_slot_located : &wait_one_slot,
+					 t->values, t->nulls, SPI_OK_SELECT) != 1)
+		return false;
+	t->values[9] = InventoryResultDatum(0, 1, &isnull);
+	t->stmt = located ? &take_locked_slot_located : &take_locked_slot;
+	taken = TakeOneWork(t);
+	t->stmt = located ? &take_one_slot_located : &take_one_slot;
+	t->values[9] = Int32GetDatum(slot_spread);
+	return taken;
+}
+
+/*
  * InitTakeOne
  *		The fast path's statement and parameters for moving qty units of
  *		(tenant, sku) (at location, 0.5; NULL before) from counter "from"
@@ -593,6 +725,7 @@ InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
 		t->values[8] = CStringGetTextDatum(location);
 	else
 		t->nulls[8] = 'n';
+	t->values[9] = Int32GetDatum(slot_spread);
 }
 
 /*
@@ -600,6 +733,7 @@ InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
  *		Moves qty units (at least 1) of (tenant, sku) (at location, 0.5;
  *		NULL before) from counter "from" to
  *		counter "to": one free slot that holds enough if there is one, else
+ *		one busy slot that still holds enough once we got it, else
  *		all slots locked in order (and, with rebalance, available spread
  *		evenly again).  The changes made are appended to done (if not NULL),
  *		so that a caller can undo them.
@@ -609,7 +743,8 @@ InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
  * LOCKED may lock a slot that a concurrent commit just emptied (its
  * recheck then fails, but the lock stays), and a caller that kept such a
  * lock while falling back to locking all slots in slot order would hold a
- * slot out of order and could deadlock with another fallback.
+ * slot out of order and could deadlock with another fallback.  The wait
+ * for one slot runs in a second subtransaction, rolled back likewise.
  *
  * Returns SLOT_MOVE_DONE, SLOT_MOVE_SHORT (the SKU holds fewer than qty
  * units in "from"; nothing changed) or SLOT_MOVE_UNKNOWN (no such SKU).
@@ -632,6 +767,37 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 	InitTakeOne(&t, layout, tenant, sku, location, qty, from, to, now);
 	*level_may_change = false;
 	if (InventorySubtransaction(TakeOneWork, &t))
+	{
+		if (done != NULL)
+			AddChange(done, tenant, sku, location, t.slot, d);
+		*level_may_change = t.level_may_change;
+		return SLOT_MOVE_DONE;
+	}
+
+	/*
+	 * Every slot that holds enough is busy: wait for one of them (chosen by
+	 * the call's spread key) rather than for all, in a subtransaction of
+	 * its own.  When that slot still holds enough once its holder is done,
+	 * take from it; when it does not (or none held enough to begin with),
+	 * the subtransaction is rolled back, releasing the slot's row lock, and
+	 * we fall back below holding no slot of this SKU, as before.
+	 *
+	 * Deadlocks: while it waits, the caller holds no slot of this (sku,
+	 * location) (the fast path's subtransaction was rolled back) and only
+	 * rows that come before it in the lock order (its reservation row,
+	 * slots of earlier (sku, location) pairs), so it waits for a row above
+	 * everything it holds, as the fallback does, and no cycle can form
+	 * among single calls.  The slot's holder is a fast-path or one-slot
+	 * taker (it waits for no slot of this pair afterwards), a fallback or
+	 * set_stock_slots going up in slot order, or an expirer going up in
+	 * (sku, location, slot) order: none of them waits for a row this
+	 * caller holds.  The SKU's catalog row is not share-locked here:
+	 * set_stock_slots, which holds it and then waits for every slot, waits
+	 * for us at worst, never the other way round; a slot it drops is not
+	 * returned after the wait and sends us to the fallback, which waits
+	 * for it and sees the new slots.
+	 */
+	if (InventorySubtransaction(WaitOneWork, &t))
 	{
 		if (done != NULL)
 			AddChange(done, tenant, sku, location, t.slot, d);
@@ -1415,6 +1581,12 @@ static const SlotLayout located_layout = {
  * count rebalances.  Returns the previous slot count.  Errors:
  * 22023, 42501 tenant not granted, IN002 unknown SKU.
  */
+/*
+ * The reason set_stock_slots writes in its audit row: NULL (none) but
+ * while the expiry worker's automatic slotting calls it (worker.c)
+ */
+const char *inventory_slots_audit_reason = NULL;
+
 Datum
 inventory_set_stock_slots(PG_FUNCTION_ARGS)
 {
@@ -1499,7 +1671,7 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 		InventoryAudit(&call, "set_stock_slots", tenant,
 					   psprintf("{\"sku\": %s, \"old\": {\"slots\": %d}, \"new\": {\"slots\": %d}}",
 								InventoryJsonText(sku), old, slots),
-					   NULL);
+					   inventory_slots_audit_reason);
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(old);
 }

@@ -51,8 +51,16 @@
  * SIGTERM ends it; the launcher then decides what comes next, so the
  * postmaster never restarts it in a loop.
  *
+ * Between and after passes, every pg_inventory.auto_slots_interval, the
+ * worker does automatic slotting (issue #12): it samples lock waits on
+ * stock slots and splits a contended one-slot SKU with set_stock_slots,
+ * merging it back when the rush is over (see "automatic slotting" below;
+ * pg_inventory.auto_slots = 0 switches it off).  Each sample and each
+ * change is a transaction of its own, its errors caught as a pass's.
+ *
  * Lock order: the worker takes the extension's object lock (share) before
- * anything expire_due locks; DROP EXTENSION takes it (exclusive) first too.
+ * anything expire_due or set_stock_slots locks; DROP EXTENSION takes it
+ * (exclusive) first too.
  *
  *-------------------------------------------------------------------------
  */
@@ -91,6 +99,11 @@
 #include "tcop/tcopprot.h"
 #include "utils/backend_status.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/rel.h"
+#include "executor/tuptable.h"
+#include "storage/bufmgr.h"
+#include "catalog/namespace.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
@@ -1285,6 +1298,470 @@ WorkerNoExtension(bool ran)
 	proc_exit(0);
 }
 
+/* ------------------------------------------------- automatic slotting */
+
+/*
+ * Automatic slotting (issue #12: a flash sale without tuning).  Every
+ * pg_inventory.auto_slots_interval, between expiry passes, the worker
+ * samples the lock waits on rows of inventory.stock_slot: the tuple locks
+ * in pg_locks on that relation (a backend holds or waits for one only
+ * while it waits for a row another transaction locked), mapped to the
+ * (tenant, sku) of the row version they name.  A SKU with one slot whose
+ * slots show waiters in pg_inventory.auto_slots_samples samples in a row
+ * is split (AutoSlotTarget: four times the callers seen in the last sample,
+ * as a power of two from 4 to pg_inventory.auto_slots) by
+ * inventory.set_stock_slots
+ * itself (the same locks, rebalancing and audit row as an operator's call;
+ * the audit's reason says it was the worker); a SKU the worker split is
+ * merged back into one slot once it has had no waiters for
+ * pg_inventory.auto_slots_idle, if its slot count is still the one the
+ * worker set.  set_stock_slots works per SKU (all its locations), so
+ * automatic slotting does too.  The SKUs it split are remembered in the
+ * worker's memory only (schema 0.5 has no column for it): after a restart
+ * of the worker they stay split until an operator merges them.
+ */
+#define AUTO_SLOTS_TRACKED	1024	/* SKUs followed at most */
+#define AUTO_SLOTS_LOCK_TIMEOUT	"5s"	/* a slot change waits this long */
+
+typedef struct AutoSlotSku
+{
+	char	   *tenant;			/* NULL: an empty entry */
+	char	   *sku;
+	int			streak;			/* samples in a row with waiters */
+	int64		last_sample;	/* the last sample that saw waiters */
+	int			waiters;		/* waiters in that sample */
+	TimestampTz last_waiters_at;
+	int			split_to;		/* slots the worker set, 0: not split by it */
+} AutoSlotSku;
+
+static AutoSlotSku auto_slot_skus[AUTO_SLOTS_TRACKED];
+static int64 auto_slot_samples = 0;
+static SPIPlanPtr auto_locks_plan = NULL;
+
+/*
+ * The slots a split gives a SKU that had waiters waiting on it: four times
+ * the callers seen (waiters and the holder), rounded up to a power of two,
+ * at least 4, at most pg_inventory.auto_slots.  A sample sees only part of
+ * a queue (the waiters on a tuple lock; those between two waits or waiting
+ * for a transaction without one are missed): 64 buyers show as 13 to 23
+ * waiters in the bench, which gets them the default maximum of 64; a
+ * queue of 2 waiters gets 16.
+ */
+static int
+AutoSlotTarget(int waiters)
+{
+	int			target = 4;
+
+	while (target < 4 * (waiters + 1) && target < inventory_auto_slots)
+		target *= 2;
+	return Min(target, inventory_auto_slots);
+}
+
+/* Finds (or, with create, adds) the entry of (tenant, sku); NULL if full */
+static AutoSlotSku *
+AutoSlotFind(const char *tenant, const char *sku, bool create)
+{
+	AutoSlotSku *empty = NULL;
+	int			i;
+
+	for (i = 0; i < AUTO_SLOTS_TRACKED; i++)
+	{
+		AutoSlotSku *e = &auto_slot_skus[i];
+
+		if (e->tenant == NULL)
+		{
+			if (empty == NULL)
+				empty = e;
+			continue;
+		}
+		if (strcmp(e->tenant, tenant) == 0 && strcmp(e->sku, sku) == 0)
+			return e;
+	}
+	if (!create || empty == NULL)
+		return NULL;
+	memset(empty, 0, sizeof(AutoSlotSku));
+	empty->tenant = MemoryContextStrdup(TopMemoryContext, tenant);
+	empty->sku = MemoryContextStrdup(TopMemoryContext, sku);
+	return empty;
+}
+
+static void
+AutoSlotForget(AutoSlotSku *e)
+{
+	pfree(e->tenant);
+	pfree(e->sku);
+	memset(e, 0, sizeof(AutoSlotSku));
+}
+
+/*
+ * AutoSlotSample
+ *		Inside a transaction with SPI: one sample.  Reads the tuple locks on
+ *		inventory.stock_slot of this database, maps each to the (tenant,
+ *		sku) of the row version it names (any version: tenant and sku of a
+ *		slot row never change, and the version waited for may be dead by
+ *		now), and records in auto_slot_skus which SKUs had waiters.
+ *		Returns false when the installed schema has no slots (0.1, 0.2).
+ */
+static bool
+AutoSlotSample(TimestampTz now)
+{
+	Oid			nsp = get_namespace_oid("inventory", true);
+	Oid			relid = OidIsValid(nsp) ? get_relname_relid("stock_slot", nsp) :
+		InvalidOid;
+	Datum		args[2];
+	Relation	rel;
+	TupleTableSlot *slot;
+	AttrNumber	tenant_att;
+	AttrNumber	sku_att;
+	BlockNumber nblocks;
+	uint64		n;
+	uint64		i;
+	int			k;
+
+	if (!OidIsValid(relid))
+		return false;
+	if (auto_locks_plan == NULL)
+	{
+		Oid			argtypes[2] = {OIDOID, OIDOID};
+		SPIPlanPtr	plan = SPI_prepare("SELECT l.page, l.tuple, count(*)::integer "
+									   "FROM pg_catalog.pg_locks l "
+									   "WHERE l.locktype = 'tuple' AND l.database = $1 "
+									   "AND l.relation = $2 GROUP BY l.page, l.tuple",
+									   2, argtypes);
+
+		if (plan == NULL)
+			elog(ERROR, "SPI_prepare of the lock sample failed: %s",
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(plan) != 0)
+			elog(ERROR, "SPI_keepplan of the lock sample failed");
+		auto_locks_plan = plan;
+	}
+	args[0] = ObjectIdGetDatum(MyDatabaseId);
+	args[1] = ObjectIdGetDatum(relid);
+	if (SPI_execute_plan(auto_locks_plan, args, NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "the lock sample failed");
+	n = SPI_processed;
+	auto_slot_samples++;
+	if (n == 0)
+		return true;
+
+	rel = table_open(relid, AccessShareLock);
+	tenant_att = get_attnum(relid, "tenant");
+	sku_att = get_attnum(relid, "sku");
+	if (tenant_att == InvalidAttrNumber || sku_att == InvalidAttrNumber)
+		elog(ERROR, "inventory.stock_slot has no tenant or sku column");
+	slot = table_slot_create(rel, NULL);
+	nblocks = RelationGetNumberOfBlocks(rel);
+	for (i = 0; i < n; i++)
+	{
+		bool		isnull;
+		int64		page = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+													   SPI_tuptable->tupdesc, 1, &isnull));
+		int32		tuple;
+		int32		waiters;
+		ItemPointerData tid;
+		Datum		d;
+		char	   *tenant;
+		char	   *sku;
+		AutoSlotSku *e;
+
+		if (isnull || page < 0 || (BlockNumber) page >= nblocks)
+			continue;
+		tuple = DatumGetInt16(SPI_getbinval(SPI_tuptable->vals[i],
+											SPI_tuptable->tupdesc, 2, &isnull));
+		if (isnull || tuple < 1)
+			continue;
+		waiters = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
+											  SPI_tuptable->tupdesc, 3, &isnull));
+		ItemPointerSet(&tid, (BlockNumber) page, (OffsetNumber) tuple);
+		if (!table_tuple_fetch_row_version(rel, &tid, SnapshotAny, slot))
+			continue;			/* pruned meanwhile */
+		d = slot_getattr(slot, tenant_att, &isnull);
+		if (isnull)
+			continue;
+		tenant = TextDatumGetCString(d);
+		d = slot_getattr(slot, sku_att, &isnull);
+		if (isnull)
+			continue;
+		sku = TextDatumGetCString(d);
+		e = AutoSlotFind(tenant, sku, true);
+		if (e == NULL)
+			continue;			/* following too many SKUs: the next sample */
+		if (e->last_sample == auto_slot_samples)
+			e->waiters += waiters;	/* another row of the same SKU */
+		else
+		{
+			e->streak = e->last_sample == auto_slot_samples - 1 ?
+				e->streak + 1 : 1;
+			e->last_sample = auto_slot_samples;
+			e->waiters = waiters;
+		}
+		e->last_waiters_at = now;
+	}
+	ExecDropSingleTupleTableSlot(slot);
+	table_close(rel, AccessShareLock);
+
+	/* a SKU not split by us that missed a sample starts again */
+	for (k = 0; k < AUTO_SLOTS_TRACKED; k++)
+	{
+		AutoSlotSku *e = &auto_slot_skus[k];
+
+		if (e->tenant != NULL && e->split_to == 0 &&
+			e->last_sample < auto_slot_samples)
+			AutoSlotForget(e);
+	}
+	return true;
+}
+
+/*
+ * AutoSlotChange
+ *		Inside a transaction with SPI: sets the slots of (tenant, sku) from
+ *		from to to by inventory.set_stock_slots, after locking the SKU's
+ *		catalog row as set_stock_slots does first (FOR NO KEY UPDATE, the
+ *		same lock order) and checking that it still has from slots (an
+ *		operator may have changed them); waits at most
+ *		AUTO_SLOTS_LOCK_TIMEOUT for a lock.  Returns false when the count
+ *		was not from (or the SKU is gone): nothing changed.
+ */
+static bool
+AutoSlotChange(const char *tenant, const char *sku, int from, int to,
+			   const char *reason)
+{
+	Oid			argtypes[3] = {TEXTOID, TEXTOID, INT4OID};
+	Datum		args[3];
+	bool		isnull;
+	int			slots;
+
+	args[0] = CStringGetTextDatum(tenant);
+	args[1] = CStringGetTextDatum(sku);
+	args[2] = Int32GetDatum(to);
+	/* a plain read first: a SKU an operator split costs no lock here */
+	if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
+							  "WHERE k.tenant = $1 AND k.sku = $2",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the SKU failed");
+	if (SPI_processed != 1 ||
+		DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)) != from)
+		return false;
+	if (SPI_execute("SELECT pg_catalog.set_config('lock_timeout', '"
+					AUTO_SLOTS_LOCK_TIMEOUT "', true)", false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "setting lock_timeout failed");
+	if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
+							  "WHERE k.tenant = $1 AND k.sku = $2 FOR NO KEY UPDATE",
+							  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "locking the SKU failed");
+	if (SPI_processed != 1)
+		return false;
+	slots = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull || slots != from)
+		return false;
+	PG_TRY();
+	{
+		inventory_slots_audit_reason = reason;
+		if (SPI_execute_with_args("SELECT inventory.set_stock_slots($1, $2, $3)",
+								  3, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "inventory.set_stock_slots failed");
+	}
+	PG_FINALLY();
+	{
+		inventory_slots_audit_reason = NULL;
+	}
+	PG_END_TRY();
+	return true;
+}
+
+/* What AutoSlotStep does in its transaction */
+typedef enum AutoSlotAction
+{
+	AUTO_SLOT_SAMPLE,
+	AUTO_SLOT_SPLIT,
+	AUTO_SLOT_MERGE
+} AutoSlotAction;
+
+/*
+ * AutoSlotStep
+ *		One transaction of automatic slotting, errors caught as WorkerStep
+ *		catches them (rolled back, logged as a WARNING, counted): a sample,
+ *		or the split or merge of entry e.  Returns WORKER_STEP_DONE,
+ *		WORKER_STEP_SKIPPED (no slots in this schema; the SKU's slot count
+ *		was not what we expected), WORKER_STEP_FAILED or
+ *		WORKER_STEP_NO_EXTENSION.
+ */
+static WorkerStepResult
+AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile WorkerStepResult result = WORKER_STEP_DONE;
+	char		activity[200] = "";
+	char		reason[200] = "";
+	volatile int target = action == AUTO_SLOT_SPLIT ? AutoSlotTarget(e->waiters) : 1;
+
+	if (action == AUTO_SLOT_SPLIT)
+	{
+		snprintf(reason, sizeof(reason),
+				 "automatic slotting by the expiry worker: lock waits on the SKU's stock slot in %d samples in a row (%d waiters in the last)",
+				 e->streak, e->waiters);
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": slotting: set_stock_slots(%d)",
+				 target);
+	}
+	else if (action == AUTO_SLOT_MERGE)
+	{
+		snprintf(reason, sizeof(reason),
+				 "automatic slotting by the expiry worker: no lock waits on the SKU's stock slots for %d s",
+				 inventory_auto_slots_idle_s);
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": slotting: set_stock_slots(1)");
+	}
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		if (!WorkerExtensionLocked())
+			result = WORKER_STEP_NO_EXTENSION;
+		else
+		{
+			if (activity[0] != '\0')
+				pgstat_report_activity(STATE_RUNNING, activity);
+			PushActiveSnapshot(GetTransactionSnapshot());
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			if (action == AUTO_SLOT_SAMPLE)
+			{
+				if (!AutoSlotSample(GetCurrentTimestamp()))
+					result = WORKER_STEP_SKIPPED;
+			}
+			else if (!AutoSlotChange(e->tenant, e->sku,
+									 action == AUTO_SLOT_SPLIT ? 1 : e->split_to,
+									 target, reason))
+				result = WORKER_STEP_SKIPPED;
+			if (SPI_finish() != SPI_OK_FINISH)
+				elog(ERROR, "SPI_finish failed");
+			PopActiveSnapshot();
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortOutOfAnyTransaction();
+		RESUME_INTERRUPTS();
+
+		result = WORKER_STEP_FAILED;
+		WorkerReportError(action == AUTO_SLOT_SAMPLE ? "automatic slotting (sample)" :
+						  "automatic slotting (set_stock_slots)", edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	if (activity[0] != '\0')
+	{
+		pgstat_report_stat(false);
+		pgstat_report_activity(STATE_IDLE, NULL);
+	}
+	if (result == WORKER_STEP_DONE && action != AUTO_SLOT_SAMPLE)
+		ereport(LOG,
+				(errmsg(INVENTORY_WORKER_NAME ": %s SKU \"%s\" of tenant \"%s\" %s %d stock slots",
+						action == AUTO_SLOT_SPLIT ? "split" : "merged", e->sku,
+						e->tenant, action == AUTO_SLOT_SPLIT ? "over" : "back into",
+						target),
+				 errdetail("%s.", reason)));
+	return result;
+}
+
+/*
+ * WorkerAutoSlots
+ *		One round of automatic slotting: a sample, then the splits and
+ *		merges it calls for, each in a transaction of its own.  Does nothing
+ *		when pg_inventory.auto_slots is 0 or 1 (SKUs split before stay as
+ *		they are).
+ */
+static void
+WorkerAutoSlots(void)
+{
+	TimestampTz now;
+	int			i;
+
+	if (inventory_auto_slots <= 1)
+		return;
+	switch (AutoSlotStep(AUTO_SLOT_SAMPLE, NULL))
+	{
+		case WORKER_STEP_NO_EXTENSION:
+			WorkerNoExtension(true);
+			break;
+		case WORKER_STEP_DONE:
+			break;
+		default:
+			return;
+	}
+	now = GetCurrentTimestamp();
+	for (i = 0; i < AUTO_SLOTS_TRACKED; i++)
+	{
+		AutoSlotSku *e = &auto_slot_skus[i];
+		WorkerStepResult r;
+
+		if (e->tenant == NULL)
+			continue;
+		if (e->split_to == 0 && e->streak >= inventory_auto_slots_samples)
+		{
+			int			target = AutoSlotTarget(e->waiters);
+
+			r = AutoSlotStep(AUTO_SLOT_SPLIT, e);
+			if (r == WORKER_STEP_NO_EXTENSION)
+				WorkerNoExtension(true);
+			if (r == WORKER_STEP_DONE)
+			{
+				e->split_to = target;
+				e->last_waiters_at = now;
+			}
+			else if (r == WORKER_STEP_SKIPPED)
+				AutoSlotForget(e);	/* not one slot: an operator's choice */
+			/* failed: tried again at the next sample that sees waiters */
+		}
+		else if (e->split_to > 0 && inventory_auto_slots_idle_s > 0 &&
+				 TimestampDifferenceExceeds(e->last_waiters_at, now,
+											inventory_auto_slots_idle_s * 1000))
+		{
+			r = AutoSlotStep(AUTO_SLOT_MERGE, e);
+			if (r == WORKER_STEP_NO_EXTENSION)
+				WorkerNoExtension(true);
+			if (r == WORKER_STEP_DONE || r == WORKER_STEP_SKIPPED)
+				AutoSlotForget(e);	/* merged, or changed by an operator */
+		}
+	}
+}
+
+/*
+ * WorkerWait
+ *		Sleeps until the next pass is due at next_pass, or the next sample
+ *		of automatic slotting when that comes first; a set latch (a commit
+ *		that dropped the extension, a wakeup) makes the pass due at once
+ *		(*next_pass = 0), as before automatic slotting.
+ */
+static void
+WorkerWait(TimestampTz next_pass, TimestampTz *due)
+{
+	long		wait_ms;
+	int			rc;
+
+	wait_ms = TimestampDifferenceMilliseconds(GetCurrentTimestamp(), next_pass);
+	if (inventory_auto_slots > 1)
+		wait_ms = Min(wait_ms, inventory_auto_slots_interval_ms);
+	rc = WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+				   Max(wait_ms, 0), PG_WAIT_EXTENSION);
+	ResetLatch(MyLatch);
+	if (rc & WL_LATCH_SET)
+		*due = 0;
+}
+
 /*
  * InventoryWorkerMain
  *		Entry point of the expiry worker (bgw_function_name of the dynamic
@@ -1304,6 +1781,7 @@ InventoryWorkerMain(Datum main_arg)
 	Oid			dboid = DatumGetObjectId(main_arg);
 	MemoryContext pass_cxt;
 	bool		installed;
+	TimestampTz next_pass = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -1359,6 +1837,15 @@ InventoryWorkerMain(Datum main_arg)
 		}
 
 		MemoryContextSwitchTo(pass_cxt);
+		if (GetCurrentTimestamp() < next_pass)
+		{
+			/* between passes: automatic slotting only */
+			WorkerAutoSlots();
+			MemoryContextSwitchTo(TopMemoryContext);
+			MemoryContextReset(pass_cxt);
+			WorkerWait(next_pass, &next_pass);
+			continue;
+		}
 		do
 		{
 			result = WorkerStep(WORKER_STEP_EXPIRE, &rows);
@@ -1394,11 +1881,12 @@ InventoryWorkerMain(Datum main_arg)
 		SpinLockRelease(&inventory_shared->mutex);
 		WorkerReportIdle(pass_at, expired, purged, history_purged);
 
+		WorkerAutoSlots();
 		MemoryContextSwitchTo(TopMemoryContext);
 		MemoryContextReset(pass_cxt);
 
-		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
-						 inventory_worker_interval_ms, PG_WAIT_EXTENSION);
-		ResetLatch(MyLatch);
+		next_pass = TimestampTzPlusMilliseconds(pass_at,
+												inventory_worker_interval_ms);
+		WorkerWait(next_pass, &next_pass);
 	}
 }

@@ -13,7 +13,8 @@
  *	- the expiry worker ("pg_inventory expiry worker"), a dynamic worker in
  *	  that database that is never restarted by the postmaster: it runs the
  *	  expiry and retention passes (expire_due, purge_published and, when
- *	  pg_inventory.history_retention is set, purge_history) while the
+ *	  pg_inventory.history_retention is set, purge_history) and automatic
+ *	  slotting of contended SKUs (pg_inventory.auto_slots) while the
  *	  extension is installed and exits as soon as it is not, so that it
  *	  never keeps a database that is being dropped.
  *

@@ -393,12 +393,13 @@ TEST(FaultMatrix, CallerRestoredAfterLockTimeoutAtPausePoint) {
 }
 
 // Row 6c: every slot row-locked by another session: the fast path's
-// subtransaction finds none and is rolled back, the fallback waits.
+// subtransaction finds none and is rolled back, and the call waits for one
+// busy slot that holds enough, inside a second internal subtransaction.
 TEST(FaultMatrix, CallerRestoredAfterLockTimeoutOnHeldSlots) {
   PGI_REQUIRE(server);
   run({"rows_lock_timeout", Blocker::slot_rows, Breaker::lock_timeout,
        Catch::savepoint, "55P03", "canceling statement due to lock timeout",
-       "pg_inventory statement \"lock all slots of SKUs\"",
+       "pg_inventory statement \"wait for one slot\"",
        "Lock:transactionid"});
 }
 
@@ -407,7 +408,7 @@ TEST(FaultMatrix, CallerRestoredAfterStatementTimeoutOnHeldSlots) {
   run({"rows_stmt_timeout", Blocker::slot_rows, Breaker::statement_timeout,
        Catch::savepoint, "57014",
        "canceling statement due to statement timeout",
-       "pg_inventory statement \"lock all slots of SKUs\"",
+       "pg_inventory statement \"wait for one slot\"",
        "Lock:transactionid"});
 }
 
@@ -459,7 +460,7 @@ TEST(FaultMatrix, CallerRestoredInPlpgsqlAfterLockTimeoutOnHeldSlots) {
   PGI_REQUIRE(server);
   run({"plpgsql_rows_lock_timeout", Blocker::slot_rows, Breaker::lock_timeout,
        Catch::plpgsql, "55P03", "canceling statement due to lock timeout",
-       "pg_inventory statement \"lock all slots of SKUs\"",
+       "pg_inventory statement \"wait for one slot\"",
        "Lock:transactionid"});
 }
 

@@ -29,7 +29,7 @@ source test/scripts/pg_env.sh
 # shellcheck source=test/scripts/tap.sh
 source test/scripts/tap.sh
 
-PLAN=29
+PLAN=32
 DB=shop
 TIMEOUT=60
 
@@ -193,6 +193,66 @@ else
 	not_ok "the worker expires the good tenant's hold despite another tenant's broken row" \
 		"$(log_since "$mark")"
 fi
+
+# --- automatic slotting: a contended one-slot SKU is split, then merged ---
+# Session A holds H's only slot in an open transaction (fed through a fifo);
+# two reserves wait for it.  The worker samples lock waits every 250 ms
+# (the default) and, after 3 samples in a row (the default), calls
+# set_stock_slots(16) (four times the 3 callers it saw, as a power of two), which
+# waits for A's slot too; once A commits, the
+# waiters and the split complete.  With pg_inventory.auto_slots_idle at 2
+# seconds and nothing waiting any more, it merges H back into one slot.
+# Both changes are audited with the worker's reason; stock is unchanged.
+q postgres "ALTER SYSTEM SET pg_inventory.auto_slots_idle = '2s'; SELECT pg_reload_conf()" >/dev/null
+q "$DB" "SELECT inventory.restock('wt-hot', 'rcpt-h', 'H', 100)" >/dev/null
+FIFO=$PGI_DIR/hold.fifo
+mkfifo "$FIFO"
+${PG_BIN:+$PG_BIN/}psql -X -q -A -t -d "$DB" <"$FIFO" >"$PGI_DIR/hold.out" 2>&1 &
+hold_pid=$!
+exec 7>"$FIFO"
+echo "BEGIN; SELECT status FROM inventory.reserve('wt-hot', 'h0', 'H', 1, '1 hour');" >&7
+poll $TIMEOUT is "$DB" "SELECT count(*) FROM inventory.reservation WHERE tenant = 'wt-hot'" 0 >/dev/null
+for k in h1 h2; do
+	q "$DB" "SELECT status FROM inventory.reserve('wt-hot', '$k', 'H', 1, '1 hour')" >"$PGI_DIR/$k.out" &
+done
+if poll $TIMEOUT is postgres "SELECT count(*) FROM pg_stat_activity
+		WHERE backend_type = 'pg_inventory expiry worker'
+		AND query LIKE '%slotting: set_stock_slots(16)%' AND wait_event_type = 'Lock'" 1; then
+	ok "the worker notices the waits on H's slot and splits it, waiting for the slot like set_stock_slots"
+else
+	not_ok "the worker notices the waits on H's slot and splits it, waiting for the slot like set_stock_slots" \
+		"$(q postgres "SELECT backend_type, wait_event_type, query FROM pg_stat_activity WHERE datname = '$DB'")"
+fi
+echo "COMMIT;" >&7
+exec 7>&-
+wait "$hold_pid"
+wait
+if poll $TIMEOUT is "$DB" "SELECT slots FROM inventory.sku WHERE tenant = 'wt-hot' AND sku = 'H'" 16; then
+	# (the totals only: the merge may already have come, 2 s later)
+	check "H is split over 16 slots, audited with the worker's reason; the three holds are reserved; stock unchanged" \
+		"set_stock_slots|1|16|automatic slotting by the expiry worker: lock waits on the SKU's stock slot
+reserved reserved
+97|3" \
+		"$(q "$DB" "SELECT action, detail->'old'->>'slots', detail->'new'->>'slots', split_part(reason, ' in ', 1)
+			FROM inventory.operator_audit WHERE tenant = 'wt-hot' ORDER BY id LIMIT 1")
+$(cat "$PGI_DIR/h1.out") $(cat "$PGI_DIR/h2.out")
+$(q "$DB" "SELECT available || '|' || reserved FROM inventory.stock WHERE tenant = 'wt-hot'")"
+else
+	not_ok "H is split over 16 slots" "$(log_since 0 | grep -i slot | tail -5)"
+fi
+if poll $TIMEOUT is "$DB" "SELECT slots FROM inventory.sku WHERE tenant = 'wt-hot' AND sku = 'H'" 1; then
+	check "without waiters for 2 s the worker merges H back into one slot (audited); invariants hold" \
+		"16|1|automatic slotting by the expiry worker: no lock waits on the SKU's stock slots for 2 s
+97|3|1
+0" \
+		"$(q "$DB" "SELECT detail->'old'->>'slots' || '|' || (detail->'new'->>'slots') || '|' || reason
+			FROM inventory.operator_audit WHERE tenant = 'wt-hot' ORDER BY id DESC LIMIT 1")
+$(q "$DB" "SELECT available || '|' || reserved || '|' || slots FROM inventory.stock WHERE tenant = 'wt-hot'")
+$(q "$DB" "SELECT count(*) FROM inventory.check_invariants() WHERE tenant = 'wt-hot'")"
+else
+	not_ok "the worker merges H back into one slot" "$(log_since 0 | grep -i slot | tail -5)"
+fi
+q postgres "ALTER SYSTEM RESET pg_inventory.auto_slots_idle; SELECT pg_reload_conf()" >/dev/null
 
 # --- uninstall: DROP EXTENSION, then a plain DROP DATABASE ---------------
 # A one-hour interval shows that the worker leaves when the extension is

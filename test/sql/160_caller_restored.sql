@@ -130,6 +130,8 @@ CREATE TEMP TABLE t160_call (fn text, who name, call text, steps text[]);
 INSERT INTO t160_call VALUES
  ('reserve', 'regress_t160_app', $$SELECT * FROM inventory.reserve('t160', 'new', 'S', 1)$$,
   '{begin,slot_take,hold,end}'),
+ ('reserve across slots', 'regress_t160_app', $$SELECT * FROM inventory.reserve('t160', 'new-big', 'S', 50)$$,
+  '{begin,slot_take,slot_wait,hold,end}'),
  ('reserve_lines', 'regress_t160_app', $$SELECT * FROM inventory.reserve_lines('t160', 'new-cart', '[{"sku": "S", "quantity": 1}, {"sku": "A", "quantity": 1}]')$$,
   '{begin,slot_take,hold,end}'),
  ('confirm', 'regress_t160_app', $$SELECT * FROM inventory.confirm('t160', 'pending')$$,

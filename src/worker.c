@@ -1146,6 +1146,96 @@ WorkerStepName(WorkerStepKind kind)
 }
 
 /*
+ * WorkerTransaction
+ *		Runs work(arg) in a transaction of its own, as every step of the
+ *		worker runs: the extension locked first (WORKER_STEP_NO_EXTENSION
+ *		when it is not installed), activity (if not empty) shown in
+ *		pg_stat_activity, state (unless INVENTORY_WORKER_IDLE) in
+ *		worker_status, SPI connected with a snapshot.  An error is caught
+ *		here, as autovacuum does for a table: the transaction is rolled
+ *		back, the error logged as a WARNING naming step and counted, and
+ *		WORKER_STEP_FAILED returned; FATAL errors and SIGTERM are not
+ *		caught.  Else returns what work returned.
+ */
+static WorkerStepResult
+WorkerTransaction(const char *activity, InventoryWorkerState state,
+				  WorkerStepResult (*work) (void *), void *arg,
+				  const char *step)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile WorkerStepResult result = WORKER_STEP_DONE;
+
+	PG_TRY();
+	{
+		SetCurrentStatementStartTimestamp();
+		StartTransactionCommand();
+		if (!WorkerExtensionLocked())
+			result = WORKER_STEP_NO_EXTENSION;
+		else
+		{
+			if (state != INVENTORY_WORKER_IDLE)
+				WorkerSetState(state);
+			if (activity[0] != '\0')
+				pgstat_report_activity(STATE_RUNNING, activity);
+			PushActiveSnapshot(GetTransactionSnapshot());
+			if (SPI_connect() != SPI_OK_CONNECT)
+				elog(ERROR, "SPI_connect failed");
+			result = work(arg);
+			if (SPI_finish() != SPI_OK_FINISH)
+				elog(ERROR, "SPI_finish failed");
+			PopActiveSnapshot();
+		}
+		CommitTransactionCommand();
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		/* as autovacuum: no interrupt while we clean up */
+		HOLD_INTERRUPTS();
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		FlushErrorState();
+		AbortOutOfAnyTransaction();
+		RESUME_INTERRUPTS();
+
+		result = WORKER_STEP_FAILED;
+		WorkerReportError(step, edata);
+		FreeErrorData(edata);
+	}
+	PG_END_TRY();
+	MemoryContextSwitchTo(cxt);
+	return result;
+}
+
+/* A step of a pass, for WorkerTransaction: what it did in *rows */
+typedef struct StepArg
+{
+	WorkerStepKind kind;
+	int64	   *rows;
+} StepArg;
+
+static WorkerStepResult
+StepWork(void *p)
+{
+	StepArg    *arg = (StepArg *) p;
+
+	if (arg->kind == WORKER_STEP_EXPIRE)
+	{
+		*arg->rows = WorkerRunExpire();
+		return WORKER_STEP_DONE;
+	}
+	*arg->rows = arg->kind == WORKER_STEP_PURGE ? WorkerRunPurge() :
+		WorkerRunHistory();
+	if (*arg->rows < 0)
+	{
+		*arg->rows = 0;
+		return WORKER_STEP_SKIPPED;
+	}
+	return WORKER_STEP_DONE;
+}
+
+/*
  * WorkerStep
  *		One step of a pass in its own transaction: expire_due,
  *		purge_published or purge_history, after locking the extension.
@@ -1157,8 +1247,8 @@ WorkerStepName(WorkerStepKind kind)
 static WorkerStepResult
 WorkerStep(WorkerStepKind kind, int64 *rows)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile WorkerStepResult result = WORKER_STEP_DONE;
+	WorkerStepResult result;
+	StepArg		arg;
 	char		activity[200];
 
 	*rows = 0;
@@ -1181,59 +1271,15 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 				 inventory_history_retention_s, INVENTORY_HISTORY_MAX_ROWS);
 	}
 
-	PG_TRY();
-	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		if (!WorkerExtensionLocked())
-			result = WORKER_STEP_NO_EXTENSION;
-		else
-		{
-			WorkerSetState(kind == WORKER_STEP_EXPIRE ? INVENTORY_WORKER_EXPIRING :
-						   kind == WORKER_STEP_PURGE ? INVENTORY_WORKER_PURGING :
-						   INVENTORY_WORKER_PURGING_HISTORY);
-			pgstat_report_activity(STATE_RUNNING, activity);
-			PushActiveSnapshot(GetTransactionSnapshot());
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "SPI_connect failed");
-			if (kind == WORKER_STEP_EXPIRE)
-				*rows = WorkerRunExpire();
-			else
-			{
-				*rows = kind == WORKER_STEP_PURGE ? WorkerRunPurge() :
-					WorkerRunHistory();
-				if (*rows < 0)
-				{
-					*rows = 0;
-					result = WORKER_STEP_SKIPPED;
-				}
-			}
-			if (SPI_finish() != SPI_OK_FINISH)
-				elog(ERROR, "SPI_finish failed");
-			PopActiveSnapshot();
-		}
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		/* as autovacuum: no interrupt while we clean up */
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortOutOfAnyTransaction();
-		RESUME_INTERRUPTS();
-
+	arg.kind = kind;
+	arg.rows = rows;
+	result = WorkerTransaction(activity,
+							   kind == WORKER_STEP_EXPIRE ? INVENTORY_WORKER_EXPIRING :
+							   kind == WORKER_STEP_PURGE ? INVENTORY_WORKER_PURGING :
+							   INVENTORY_WORKER_PURGING_HISTORY,
+							   StepWork, &arg, WorkerStepName(kind));
+	if (result == WORKER_STEP_FAILED)
 		*rows = 0;
-		result = WORKER_STEP_FAILED;
-		WorkerReportError(WorkerStepName(kind), edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-
-	MemoryContextSwitchTo(cxt);
 	WorkerSetState(INVENTORY_WORKER_IDLE);
 	pgstat_report_stat(false);
 	pgstat_report_activity(STATE_IDLE, NULL);
@@ -1580,6 +1626,29 @@ typedef enum AutoSlotAction
 	AUTO_SLOT_MERGE
 } AutoSlotAction;
 
+/* A transaction of automatic slotting, for WorkerTransaction */
+typedef struct AutoSlotArg
+{
+	AutoSlotAction action;
+	AutoSlotSku *e;
+	int			target;
+	const char *reason;
+} AutoSlotArg;
+
+static WorkerStepResult
+AutoSlotWork(void *p)
+{
+	AutoSlotArg *arg = (AutoSlotArg *) p;
+
+	if (arg->action == AUTO_SLOT_SAMPLE)
+		return AutoSlotSample(GetCurrentTimestamp()) ? WORKER_STEP_DONE :
+			WORKER_STEP_SKIPPED;
+	return AutoSlotChange(arg->e->tenant, arg->e->sku,
+						  arg->action == AUTO_SLOT_SPLIT ? 1 : arg->e->split_to,
+						  arg->target, arg->reason) ? WORKER_STEP_DONE :
+		WORKER_STEP_SKIPPED;
+}
+
 /*
  * AutoSlotStep
  *		One transaction of automatic slotting, errors caught as WorkerStep
@@ -1592,11 +1661,11 @@ typedef enum AutoSlotAction
 static WorkerStepResult
 AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 {
-	MemoryContext cxt = CurrentMemoryContext;
-	volatile WorkerStepResult result = WORKER_STEP_DONE;
+	WorkerStepResult result;
+	AutoSlotArg arg;
 	char		activity[200] = "";
 	char		reason[200] = "";
-	volatile int target = action == AUTO_SLOT_SPLIT ? AutoSlotTarget(e->waiters) : 1;
+	int			target = action == AUTO_SLOT_SPLIT ? AutoSlotTarget(e->waiters) : 1;
 
 	if (action == AUTO_SLOT_SPLIT)
 	{
@@ -1616,52 +1685,14 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 				 INVENTORY_WORKER_NAME ": slotting: set_stock_slots(1)");
 	}
 
-	PG_TRY();
-	{
-		SetCurrentStatementStartTimestamp();
-		StartTransactionCommand();
-		if (!WorkerExtensionLocked())
-			result = WORKER_STEP_NO_EXTENSION;
-		else
-		{
-			if (activity[0] != '\0')
-				pgstat_report_activity(STATE_RUNNING, activity);
-			PushActiveSnapshot(GetTransactionSnapshot());
-			if (SPI_connect() != SPI_OK_CONNECT)
-				elog(ERROR, "SPI_connect failed");
-			if (action == AUTO_SLOT_SAMPLE)
-			{
-				if (!AutoSlotSample(GetCurrentTimestamp()))
-					result = WORKER_STEP_SKIPPED;
-			}
-			else if (!AutoSlotChange(e->tenant, e->sku,
-									 action == AUTO_SLOT_SPLIT ? 1 : e->split_to,
-									 target, reason))
-				result = WORKER_STEP_SKIPPED;
-			if (SPI_finish() != SPI_OK_FINISH)
-				elog(ERROR, "SPI_finish failed");
-			PopActiveSnapshot();
-		}
-		CommitTransactionCommand();
-	}
-	PG_CATCH();
-	{
-		ErrorData  *edata;
-
-		HOLD_INTERRUPTS();
-		MemoryContextSwitchTo(cxt);
-		edata = CopyErrorData();
-		FlushErrorState();
-		AbortOutOfAnyTransaction();
-		RESUME_INTERRUPTS();
-
-		result = WORKER_STEP_FAILED;
-		WorkerReportError(action == AUTO_SLOT_SAMPLE ? "automatic slotting (sample)" :
-						  "automatic slotting (set_stock_slots)", edata);
-		FreeErrorData(edata);
-	}
-	PG_END_TRY();
-	MemoryContextSwitchTo(cxt);
+	arg.action = action;
+	arg.e = e;
+	arg.target = target;
+	arg.reason = reason;
+	result = WorkerTransaction(activity, INVENTORY_WORKER_IDLE, AutoSlotWork,
+							   &arg, action == AUTO_SLOT_SAMPLE ?
+							   "automatic slotting (sample)" :
+							   "automatic slotting (set_stock_slots)");
 	if (activity[0] != '\0')
 	{
 		pgstat_report_stat(false);

@@ -1602,6 +1602,10 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 	SlotRows	rows;
 	int			first;
 	int			dropped = 0;
+	int			levels;
+	const char **level_tenants;
+	const char **level_skus;
+	const char **level_locations;
 
 	InventoryRequireArg(fcinfo, 2, "slots");
 	slots = PG_GETARG_INT32(2);
@@ -1636,11 +1640,22 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 							call.located ? &none : NULL);
 	}
 	/* location by location (one group before 0.5) */
+	levels = 0;
+	level_tenants = palloc(sizeof(char *) * Max(rows.count, 1));
+	level_skus = palloc(sizeof(char *) * Max(rows.count, 1));
+	level_locations = palloc(sizeof(char *) * Max(rows.count, 1));
 	for (first = 0; first < rows.count;)
 	{
 		int			last = first + 1;
 		int64		available = 0;
 		int			i;
+
+		if (call.located)
+		{
+			level_tenants[levels] = tenant;
+			level_skus[levels] = sku;
+			level_locations[levels++] = rows.items[first].location;
+		}
 
 		while (last < rows.count &&
 			   (rows.items[first].location == NULL ||
@@ -1667,6 +1682,13 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
 		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
 	}
+	/*
+	 * 0.5: every slot is locked, so the levels are read on exact totals: a
+	 * crossing that a call on several slots could not see (README "Stock
+	 * levels") is reported here at the latest
+	 */
+	InventoryCheckLevels(levels, level_tenants, level_skus, level_locations,
+						 now);
 	if (slots != old)
 		InventoryAudit(&call, "set_stock_slots", tenant,
 					   psprintf("{\"sku\": %s, \"old\": {\"slots\": %d}, \"new\": {\"slots\": %d}}",

@@ -15,7 +15,6 @@
 #include "catalog/pg_type.h"
 #include "common/int.h"
 #include "mb/pg_wchar.h"
-#include "parser/scansup.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/datetime.h"
@@ -252,14 +251,30 @@ InventoryKeyArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 	return text_to_cstring(t);
 }
 
-/* Whether the len bytes at s are all ASCII white space (or none) */
+/*
+ * Whether character c shows nothing: a control character (C0, DEL, C1), a
+ * Unicode White_Space character or a zero-width one (U+200B to U+200D,
+ * U+2060, U+FEFF)
+ */
 static bool
-AllWhiteSpace(const char *s, int len)
+ShowsNothing(pg_wchar c)
 {
+	return c < 0x21 || (c >= 0x7F && c <= 0xA0) || c == 0x1680 ||
+		(c >= 0x2000 && c <= 0x200D) || c == 0x2028 || c == 0x2029 ||
+		c == 0x202F || c == 0x205F || c == 0x2060 || c == 0x3000 ||
+		c == 0xFEFF;
+}
+
+/* Whether the len bytes at s (server encoding) show nothing at all */
+static bool
+AllBlank(const char *s, int len)
+{
+	pg_wchar   *w = palloc(sizeof(pg_wchar) * (len + 1));
+	int			n = pg_mb2wchar_with_len(s, w, len);
 	int			i;
 
-	for (i = 0; i < len; i++)
-		if (!scanner_isspace(s[i]))
+	for (i = 0; i < n; i++)
+		if (!ShowsNothing(w[i]))
 			return false;
 	return true;
 }
@@ -268,7 +283,8 @@ AllWhiteSpace(const char *s, int len)
  * InventoryReasonArg
  *		A reason: at most 1000 characters.  When required (adjust,
  *		compensate, discard_dead_letters: the reason is the record of why)
- *		it must be neither NULL, empty nor white space only; otherwise NULL
+ *		it must be neither NULL, empty nor blank (white space, control and
+ *		zero-width characters only); otherwise NULL
  *		gives NULL.  Errors: 22023.
  */
 char *
@@ -298,11 +314,11 @@ InventoryReasonArg(FunctionCallInfo fcinfo, int argno, const char *argname,
 				 errdetail("This call is kept with its reason, for whoever asks later why it was made."),
 				 errhint("Say why, in at most %d characters.",
 						 INVENTORY_REASON_MAX_CHARS)));
-	if (required && AllWhiteSpace(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
+	if (required && AllBlank(VARDATA_ANY(t), VARSIZE_ANY_EXHDR(t)))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("argument \"%s\" must not be blank", argname),
-				 errdetail("The value given has only white space (%d characters).",
+				 errdetail("The value given has only white space or invisible characters (%d characters).",
 						   nchars),
 				 errhint("Say why, in at most %d characters.",
 						 INVENTORY_REASON_MAX_CHARS)));

@@ -1367,7 +1367,13 @@ WorkerNoExtension(bool ran)
  * of the worker they stay split until an operator merges them.
  */
 #define AUTO_SLOTS_TRACKED	1024	/* SKUs followed at most */
-#define AUTO_SLOTS_LOCK_TIMEOUT	"5s"	/* a slot change waits this long */
+/*
+ * A slot change waits this long for a lock (a transaction left open on a
+ * slot must not stall the worker's expiry); after a failed change the SKU
+ * is left alone for AUTO_SLOTS_RETRY_USECS
+ */
+#define AUTO_SLOTS_LOCK_TIMEOUT	"200ms"
+#define AUTO_SLOTS_RETRY_USECS	(30 * USECS_PER_SEC)
 
 typedef struct AutoSlotSku
 {
@@ -1378,6 +1384,7 @@ typedef struct AutoSlotSku
 	int			waiters;		/* waiters in that sample */
 	TimestampTz last_waiters_at;
 	int			split_to;		/* slots the worker set, 0: not split by it */
+	TimestampTz retry_after;	/* after a failed change: not before */
 } AutoSlotSku;
 
 static AutoSlotSku auto_slot_skus[AUTO_SLOTS_TRACKED];
@@ -1560,6 +1567,49 @@ AutoSlotSample(TimestampTz now)
 }
 
 /*
+ * AutoSlotAllowed
+ *		Inside a transaction with SPI, args (tenant, sku): whether the worker
+ *		may change the slots of the SKU.  Not when the last set_stock_slots
+ *		of the SKU in inventory.operator_audit (0.5) was an operator's, not
+ *		the worker's: an operator's count, even 1, is kept.  For a split
+ *		also not when a location of the SKU keeps a safety stock: a SKU with
+ *		several slots and a safety stock takes no fast path (every call
+ *		locks all its slots), so a split would only cost.
+ */
+static bool
+AutoSlotAllowed(Datum *args, bool split)
+{
+	Oid			argtypes[2] = {TEXTOID, TEXTOID};
+	bool		isnull;
+
+	if (SPI_execute("SELECT pg_catalog.to_regclass('inventory.operator_audit') IS NOT NULL",
+					true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the schema failed");
+	if (!DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									SPI_tuptable->tupdesc, 1, &isnull)))
+		return true;			/* before 0.5: no audit, no safety stock */
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM ("
+							  "SELECT a.reason FROM inventory.operator_audit a "
+							  "WHERE a.action = 'set_stock_slots' AND a.tenant = $1 "
+							  "AND a.detail->>'sku' = $2 ORDER BY a.id DESC LIMIT 1) l "
+							  "WHERE l.reason IS NULL OR l.reason NOT LIKE "
+							  "'automatic slotting by the expiry worker%')",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the audit failed");
+	if (DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+								   SPI_tuptable->tupdesc, 1, &isnull)))
+		return false;
+	if (!split)
+		return true;
+	if (SPI_execute_with_args("SELECT EXISTS (SELECT 1 FROM inventory.stock_location l "
+							  "WHERE l.tenant = $1 AND l.sku = $2 AND l.safety_stock > 0)",
+							  2, argtypes, args, NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "reading the safety stock failed");
+	return !DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0],
+									   SPI_tuptable->tupdesc, 1, &isnull));
+}
+
+/*
  * AutoSlotChange
  *		Inside a transaction with SPI: sets the slots of (tenant, sku) from
  *		from to to by inventory.set_stock_slots, after locking the SKU's
@@ -1589,6 +1639,8 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 	if (SPI_processed != 1 ||
 		DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
 									SPI_tuptable->tupdesc, 1, &isnull)) != from)
+		return false;
+	if (!AutoSlotAllowed(args, from == 1))
 		return false;
 	if (SPI_execute("SELECT pg_catalog.set_config('lock_timeout', '"
 					AUTO_SLOTS_LOCK_TIMEOUT "', true)", false, 0) != SPI_OK_SELECT)
@@ -1741,7 +1793,8 @@ WorkerAutoSlots(void)
 
 		if (e->tenant == NULL)
 			continue;
-		if (e->split_to == 0 && e->streak >= inventory_auto_slots_samples)
+		if (e->split_to == 0 && e->streak >= inventory_auto_slots_samples &&
+			now >= e->retry_after)
 		{
 			int			target = AutoSlotTarget(e->waiters);
 
@@ -1755,17 +1808,21 @@ WorkerAutoSlots(void)
 			}
 			else if (r == WORKER_STEP_SKIPPED)
 				AutoSlotForget(e);	/* not one slot: an operator's choice */
-			/* failed: tried again at the next sample that sees waiters */
+			else
+				e->retry_after = now + AUTO_SLOTS_RETRY_USECS;
 		}
 		else if (e->split_to > 0 && inventory_auto_slots_idle_s > 0 &&
-				 TimestampDifferenceExceeds(e->last_waiters_at, now,
-											inventory_auto_slots_idle_s * 1000))
+				 now - e->last_waiters_at >=
+				 (int64) inventory_auto_slots_idle_s * USECS_PER_SEC &&
+				 now >= e->retry_after)
 		{
 			r = AutoSlotStep(AUTO_SLOT_MERGE, e);
 			if (r == WORKER_STEP_NO_EXTENSION)
 				WorkerNoExtension(true);
 			if (r == WORKER_STEP_DONE || r == WORKER_STEP_SKIPPED)
 				AutoSlotForget(e);	/* merged, or changed by an operator */
+			else
+				e->retry_after = now + AUTO_SLOTS_RETRY_USECS;
 		}
 	}
 }

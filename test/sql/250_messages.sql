@@ -169,6 +169,7 @@ SELECT inventory.discard_dead_letters(ARRAY[NULL, 4]::bigint[], 'an id missing')
 SELECT inventory.discard_dead_letters(ARRAY[4]::bigint[], NULL);
 SELECT inventory.discard_dead_letters(ARRAY[4]::bigint[], E' \t\n ');
 SELECT inventory.adjust('t250', 'adj-blank', 'A', -1, 'loss', '   ');
+SELECT inventory.adjust('t250', 'adj-blank', 'A', -1, 'loss', E'\u00a0\u3000\u200b\x01\x0b');
 -- still accepted: no ids at all (requeue: NULL is every dead letter)
 SELECT inventory.relay_release('relay-250', ARRAY[]::bigint[]);
 SELECT inventory.requeue_dead_letters(ARRAY[-1]::bigint[]);

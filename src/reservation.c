@@ -1264,19 +1264,21 @@ WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 	while (row < n)
 	{
 		MemoryContext outer = MemoryContextSwitchTo(chunk_cxt);
-		const char **tenants = palloc(sizeof(char *) * EXPIRY_EVENTS_PER_INSERT);
-		Datum	   *payloads = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
-		Datum	   *event_ids = palloc(sizeof(Datum) * EXPIRY_EVENTS_PER_INSERT);
-		pg_uuid_t  *uuids = palloc(sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT);
+		/* at most one event per row left (a row per line) */
+		int			cap = (int) Min(n - row, (uint64) EXPIRY_EVENTS_PER_INSERT);
+		const char **tenants = palloc(sizeof(char *) * cap);
+		Datum	   *payloads = palloc(sizeof(Datum) * cap);
+		Datum	   *event_ids = palloc(sizeof(Datum) * cap);
+		pg_uuid_t  *uuids = palloc(sizeof(pg_uuid_t) * cap);
 		int			first = count;
 		int			m = 0;
 		Datum		values[5];
 
-		if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * EXPIRY_EVENTS_PER_INSERT))
+		if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * cap))
 			ereport(ERROR,
 					(errcode(ERRCODE_INTERNAL_ERROR),
 					 errmsg("could not generate random values")));
-		for (; row < n && m < EXPIRY_EVENTS_PER_INSERT; m++)
+		for (; row < n && m < cap; m++)
 		{
 			JsonbParseState *state = NULL;
 			JsonbValue	k;

@@ -301,6 +301,7 @@ OutboxClient::Metrics MetricsSampler::latest() const {
 
 void MetricsSampler::run() {
   std::unique_ptr<pqxx::connection> cx;
+  bool failing = false;
   for (;;) {
     OutboxClient::Metrics m;
     try {
@@ -310,7 +311,13 @@ void MetricsSampler::run() {
         cx->set_variable("application_name", "'inventory-relay metrics'");
       }
       m = read_metrics(*cx, false);
-    } catch (...) {
+      failing = false;
+    } catch (const std::exception &ex) {
+      // said once per run of failures (a revoked grant, the connection
+      // limit of the role): the gauges stay unknown meanwhile
+      if (!failing)
+        pgi::log("metrics_read_failed", {{"error", ex.what()}});
+      failing = true;
       cx.reset(); // connect again at the next read
     }
     std::unique_lock<std::mutex> lock{mu_};

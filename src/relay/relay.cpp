@@ -29,6 +29,7 @@ int Relay::run() {
             {"unrouted_queue",
              o_.topology.unrouted.empty() ? "none" : o_.topology.unrouted},
             {"batch_size", std::to_string(o_.batch_size)},
+            {"in_flight", std::to_string(o_.in_flight)},
             {"lease_ms", std::to_string(o_.lease_ms)},
             {"poll_interval_ms", std::to_string(o_.poll_ms)},
             {"max_attempts", std::to_string(o_.max_attempts)},

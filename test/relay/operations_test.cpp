@@ -434,7 +434,7 @@ TEST(Deploy, ExporterQueries) {
   TestDatabase db("exporter_queries");
   TestRole role(db, "exporter");
   db.exec("GRANT USAGE ON SCHEMA inventory TO " + role.name() +
-          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, "
+          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, inventory.location, "
           "inventory.reservation TO " +
           role.name());
   db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "
@@ -525,7 +525,7 @@ TEST(Deploy, ExporterScrape) {
   TestDatabase db("exporter_scrape");
   TestRole role(db, "exporter_scrape");
   db.exec("GRANT USAGE ON SCHEMA inventory TO " + role.name() +
-          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, "
+          "; GRANT SELECT ON inventory.outbox_metrics, inventory.location_stock, inventory.location, "
           "inventory.reservation TO " +
           role.name());
   db.exec("SELECT inventory.restock('acme', 'r1', 'sku-1', 10), "

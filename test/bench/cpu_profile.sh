@@ -63,17 +63,11 @@ checkpoint_timeout = 30min
 autovacuum = off"
 
 # build NAME REF: the extension from REF (empty: the working tree) into $WORK/NAME
+# shellcheck source=test/bench/build.sh
+source "$BENCH/build.sh"
 build() {
-	local prefix=$WORK/$1 src=$WORK/src-$1
-	mkdir -p "$prefix/usr/lib/postgresql" "$prefix/usr/share/postgresql" "$src"
-	if [ -n "$2" ]; then git archive "$2" Makefile src sql extension | tar -x -C "$src"
-	else tar -c Makefile src sql extension | tar -x -C "$src"; fi
-	cp -a "$(dirname "$SYS_BIN")" "$prefix/usr/lib/postgresql/"
-	cp -a /usr/share/postgresql/15 "$prefix/usr/share/postgresql/"
-	rm -f "$prefix"/usr/share/postgresql/15/extension/pg_inventory* "$prefix"/usr/lib/postgresql/15/lib/pg_inventory.so
-	{ make -C "$src" -s PG_CONFIG="$SYS_BIN/pg_config" &&
-		make -C "$src" -s PG_CONFIG="$SYS_BIN/pg_config" install DESTDIR="$prefix"; } \
-		>"$WORK/build-$1.log" 2>&1 || { tail -n 30 "$WORK/build-$1.log"; die "build of ${2:-the working tree} failed"; }
+	bench_build "$WORK/$1" "$WORK/src-$1" "$WORK/build-$1.log" "$2" ||
+		die "build of ${2:-the working tree} failed"
 }
 
 # start NAME [BUILD]: a server NAME of build BUILD (default NAME) with a

@@ -186,23 +186,16 @@ label() {
 SYS_BIN=$PG_BIN
 PREFIX=$WORK/pg
 SRC=$WORK/src
-mkdir -p "$PREFIX/usr/lib/postgresql" "$PREFIX/usr/share/postgresql" "$SRC"
+# shellcheck source=test/bench/build.sh
+source "$BENCH/build.sh"
 bash test/scripts/deps.sh >/dev/null
 if [ -n "${BENCH_REF:-}" ]; then
 	BUILT="commit $(git rev-parse --short "$BENCH_REF") ($BENCH_REF)"
-	git archive "$BENCH_REF" Makefile src sql extension | tar -x -C "$SRC"
 else
 	BUILT="working tree at $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql extension Makefile || echo ' with uncommitted changes')"
-	tar -c Makefile src sql extension | tar -x -C "$SRC"
 fi
 log "building pg_inventory from the $BUILT into a private PostgreSQL copy"
-cp -a "$(dirname "$SYS_BIN")" "$PREFIX/usr/lib/postgresql/"
-cp -a /usr/share/postgresql/15 "$PREFIX/usr/share/postgresql/"
-rm -f "$PREFIX"/usr/share/postgresql/15/extension/pg_inventory* \
-	"$PREFIX"/usr/lib/postgresql/15/lib/pg_inventory.so
-{ make -C "$SRC" -s PG_CONFIG="$SYS_BIN/pg_config" &&
-	make -C "$SRC" -s PG_CONFIG="$SYS_BIN/pg_config" install DESTDIR="$PREFIX"; } \
-	>"$WORK/build.log" 2>&1 || { tail -n 40 "$WORK/build.log"; die "build failed"; }
+bench_build "$PREFIX" "$SRC" "$WORK/build.log" "${BENCH_REF:-}" || die "build failed"
 # the older release to compare with (BENCH_BASE), the same way into a
 # second private copy: two builds of one extension cannot share one
 # installation
@@ -214,15 +207,8 @@ BASE_PORT=""
 if [ -n "$BASE" ]; then
 	BASE_BUILT="commit $(git rev-parse --short "$BASE")"
 	log "building pg_inventory from the $BASE_BUILT into a second private PostgreSQL copy"
-	mkdir -p "$BASE_PREFIX/usr/lib/postgresql" "$BASE_PREFIX/usr/share/postgresql" "$WORK/src-base"
-	git archive "$BASE" Makefile src sql extension | tar -x -C "$WORK/src-base"
-	cp -a "$(dirname "$SYS_BIN")" "$BASE_PREFIX/usr/lib/postgresql/"
-	cp -a /usr/share/postgresql/15 "$BASE_PREFIX/usr/share/postgresql/"
-	rm -f "$BASE_PREFIX"/usr/share/postgresql/15/extension/pg_inventory* \
-		"$BASE_PREFIX"/usr/lib/postgresql/15/lib/pg_inventory.so
-	{ make -C "$WORK/src-base" -s PG_CONFIG="$SYS_BIN/pg_config" &&
-		make -C "$WORK/src-base" -s PG_CONFIG="$SYS_BIN/pg_config" install DESTDIR="$BASE_PREFIX"; } \
-		>"$WORK/build-base.log" 2>&1 || { tail -n 40 "$WORK/build-base.log"; die "build of $BASE failed"; }
+	bench_build "$BASE_PREFIX" "$WORK/src-base" "$WORK/build-base.log" "$BASE" ||
+		die "build of $BASE failed"
 	BASE_VERSION=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" "$WORK/src-base/extension/pg_inventory.control")
 fi
 PG_BIN=$PREFIX/usr/lib/postgresql/15/bin

@@ -127,17 +127,25 @@ OneSku(const InventoryLines *lines)
 	return true;
 }
 
-/* Appends "key": string (NULL: null) to the object being built */
+/* Appends "key": to the object being built */
 static void
-PushString(JsonbParseState **state, const char *key, const char *value)
+PushKey(JsonbParseState **state, const char *key)
 {
 	JsonbValue	k;
-	JsonbValue	v;
 
 	k.type = jbvString;
 	k.val.string.val = (char *) key;
 	k.val.string.len = strlen(key);
 	pushJsonbValue(state, WJB_KEY, &k);
+}
+
+/* Appends "key": string (NULL: null) to the object being built */
+static void
+PushString(JsonbParseState **state, const char *key, const char *value)
+{
+	JsonbValue	v;
+
+	PushKey(state, key);
 	if (value == NULL)
 		v.type = jbvNull;
 	else
@@ -153,13 +161,9 @@ PushString(JsonbParseState **state, const char *key, const char *value)
 static void
 PushInt64(JsonbParseState **state, const char *key, int64 value)
 {
-	JsonbValue	k;
 	JsonbValue	v;
 
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	pushJsonbValue(state, WJB_KEY, &k);
+	PushKey(state, key);
 	v.type = jbvNumeric;
 	v.val.numeric = int64_to_numeric(value);
 	pushJsonbValue(state, WJB_VALUE, &v);
@@ -1281,7 +1285,6 @@ WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 		for (; row < n && m < cap; m++)
 		{
 			JsonbParseState *state = NULL;
-			JsonbValue	k;
 			JsonbValue *result;
 			pg_uuid_t  *uuid = &uuids[m];
 			int64		id = InventoryResultInt64(row, 1);
@@ -1312,10 +1315,7 @@ WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 			PushString(&state, "expires_at", no_expiry ? NULL :
 					   EventTime(DatumGetTimestampTz(expires_at)));
 			PushString(&state, "occurred_at", occurred_at);
-			k.type = jbvString;
-			k.val.string.val = "lines";
-			k.val.string.len = strlen("lines");
-			pushJsonbValue(&state, WJB_KEY, &k);
+			PushKey(&state, "lines");
 			(void) InventoryResultDatum(row, 7, &isnull);
 			if (isnull)
 			{

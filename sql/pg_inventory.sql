@@ -62,6 +62,27 @@ COMMENT ON DOMAIN inventory.request_key IS
 	'An idempotency key, scoped by tenant: 1 to 200 characters without control characters.';
 
 /* ---------------------------------------------------------------------
+ * 0.6: the closed lists of states and event types, as C functions for the
+ * CHECK constraints.  A CHECK written as IN ('pending', ...) is stored as a
+ * parse tree that PostgreSQL reads back from text for every statement that
+ * writes the table (thousands of characters for the event types); a call
+ * of an immutable function is a short tree and a string comparison.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.is_reservation_state(state text)
+	RETURNS boolean
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'inventory_is_reservation_state';
+COMMENT ON FUNCTION inventory.is_reservation_state(text) IS
+	'Whether state is a reservation state: pending, confirmed, cancelled, expired, rejected or compensated (the state machine of the README). NULL for NULL. Used by the CHECK constraints reservation_state_valid and reservation_transition_state_valid (0.6).';
+
+CREATE FUNCTION inventory.is_event_type(event_type text)
+	RETURNS boolean
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'inventory_is_event_type';
+COMMENT ON FUNCTION inventory.is_event_type(text) IS
+	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
+
+/* ---------------------------------------------------------------------
  * sku: the catalog of SKUs, one row per (tenant, sku), created by restock,
  * and stock_slot: their counters, split over one or more slots.
  * ------------------------------------------------------------------- */
@@ -163,13 +184,17 @@ CREATE TABLE inventory.stock_slot (
 	consumed	bigint NOT NULL DEFAULT 0,
 	updated_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
 	location	inventory.name_id NOT NULL,
+	keep_units	bigint,
+	level_watch bigint,
 	CONSTRAINT stock_slot_pkey PRIMARY KEY (tenant, sku, location, slot),
 	CONSTRAINT stock_slot_stock_location_fk FOREIGN KEY (tenant, sku, location)
 		REFERENCES inventory.stock_location (tenant, sku, location),
 	CONSTRAINT stock_slot_slot_range CHECK (slot BETWEEN 0 AND 255),
 	CONSTRAINT stock_available_nonneg CHECK (available >= 0),
 	CONSTRAINT stock_reserved_nonneg CHECK (reserved >= 0),
-	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0)
+	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0),
+	CONSTRAINT stock_slot_keep_units_nonneg CHECK (keep_units >= 0),
+	CONSTRAINT stock_slot_level_watch_nonneg CHECK (level_watch >= 0)
 );
 COMMENT ON TABLE inventory.stock_slot IS
 	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Written only by the pg_inventory functions.';
@@ -181,6 +206,33 @@ COMMENT ON COLUMN inventory.stock_slot.reserved IS 'Units of this slot held by p
 COMMENT ON COLUMN inventory.stock_slot.consumed IS 'Units of this slot taken by confirmed reservations.';
 COMMENT ON COLUMN inventory.stock_slot.updated_at IS 'When a counter of this slot last changed (pg_inventory clock).';
 COMMENT ON COLUMN inventory.stock_slot.location IS 'The location the units are at.';
+COMMENT ON COLUMN inventory.stock_slot.keep_units IS 'Units of available that a reservation taking from this slot alone must leave (0.6): inventory.slot_keep_units(sku.slots, safety_stock) of its (sku, location). NULL: none may take from available in this slot alone (several slots and a safety stock; only a call that locks every slot and checks the total may). Kept by the pg_inventory functions; check_invariants compares.';
+COMMENT ON COLUMN inventory.stock_slot.level_watch IS 'Units (0.6): a take from available that leaves more than this in the slot cannot change the stock level, so the call does not look at it: inventory.slot_level_watch(sku.slots, safety_stock, low_threshold, level) of its (sku, location). NULL: the level is looked at after every change of available. Kept by the pg_inventory functions; check_invariants compares.';
+
+/*
+ * 0.6: the guards of a slot, derived from its (sku, location)'s stock
+ * policy and level and the SKU's slot count, so that the fast path of a
+ * reservation reads one row (stock_slot) instead of joining stock_location
+ * and sku.  The pg_inventory functions that change a policy, a level or a
+ * slot count write them in the same statement or transaction, under the
+ * slots' row locks.
+ */
+CREATE FUNCTION inventory.slot_keep_units(slots integer, safety_stock bigint)
+	RETURNS bigint
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN CASE WHEN safety_stock = 0 THEN 0 WHEN slots = 1 THEN safety_stock END;
+COMMENT ON FUNCTION inventory.slot_keep_units(integer, bigint) IS
+	'The keep_units of each slot of a (sku, location) (0.6): 0 without a safety stock; the safety stock (units) when the SKU has one slot, which then holds all of it; NULL with several slots and a safety stock (a slot cannot know what the others hold). See stock_slot.keep_units.';
+
+CREATE FUNCTION inventory.slot_level_watch(slots integer, safety_stock bigint,
+	low_threshold bigint, level text)
+	RETURNS bigint
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN CASE WHEN slots = 1 AND level = 'in_stock'
+		AND COALESCE(low_threshold, 0) <= 9223372036854775807 - safety_stock
+		THEN safety_stock + COALESCE(low_threshold, 0) END;
+COMMENT ON FUNCTION inventory.slot_level_watch(integer, bigint, bigint, text) IS
+	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (0 without a threshold), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint). See stock_slot.level_watch.';
 
 /* ---------------------------------------------------------------------
  * inventory.stock: each SKU's totals, as the table showed them before.
@@ -282,8 +334,8 @@ CREATE TABLE inventory.reservation (
 	request		jsonb,
 	CONSTRAINT reservation_pkey PRIMARY KEY (id),
 	CONSTRAINT reservation_request_key_unique UNIQUE (tenant, request_key),
-	CONSTRAINT reservation_state_valid CHECK (state IN ('pending', 'confirmed',
-		'cancelled', 'expired', 'rejected', 'compensated')),
+	CONSTRAINT reservation_state_valid
+		CHECK (inventory.is_reservation_state(state)),
 	CONSTRAINT reservation_expiry_unless_rejected
 		CHECK ((state = 'rejected') = (expires_at IS NULL)),
 	CONSTRAINT reservation_version_positive CHECK (version >= 1),
@@ -401,8 +453,8 @@ CREATE TABLE inventory.reservation_transition (
 	-- one log row per version: a transition cannot be logged twice
 	CONSTRAINT reservation_transition_one_per_version
 		UNIQUE (reservation_id, version),
-	CONSTRAINT reservation_transition_state_valid CHECK (to_state IN ('pending',
-		'confirmed', 'cancelled', 'expired', 'rejected', 'compensated'))
+	CONSTRAINT reservation_transition_state_valid
+		CHECK (inventory.is_reservation_state(to_state))
 );
 COMMENT ON TABLE inventory.reservation_transition IS
 	'Transition log: one row per state change of a reservation, including the stored rejection (from NULL to rejected).';
@@ -478,12 +530,8 @@ CREATE TABLE inventory.outbox (
 	claimed_by	text,
 	CONSTRAINT outbox_pkey PRIMARY KEY (id),
 	CONSTRAINT outbox_event_id_unique UNIQUE (event_id),
-	CONSTRAINT outbox_event_type_valid CHECK (event_type IN (
-		'reservation.reserved', 'reservation.confirmed',
-		'reservation.cancelled', 'reservation.expired',
-		'reservation.compensated', 'reservation.extended',
-		'reservation.amended', 'stock.restocked', 'stock.adjusted',
-		'stock.out_of_stock', 'stock.back_in_stock', 'stock.low')),
+	CONSTRAINT outbox_event_type_valid
+		CHECK (inventory.is_event_type(event_type)),
 	CONSTRAINT outbox_attempts_nonneg CHECK (attempts >= 0),
 	CONSTRAINT outbox_reservation_fk FOREIGN KEY (reservation_id)
 		REFERENCES inventory.reservation (id),
@@ -801,7 +849,7 @@ CREATE FUNCTION inventory.check_invariants()
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_check_invariants';
 COMMENT ON FUNCTION inventory.check_invariants() IS
-	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
+	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location); each slot''s guards (keep_units, level_watch) against the policy, level and slot count (slot_guards_match_policy, 0.6). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
 
 CREATE FUNCTION inventory.grant_tenant(tenant text, member regrole)
 	RETURNS boolean

@@ -194,8 +194,9 @@ CallSpreadKey(FunctionCallInfo fcinfo)
  *		Starts a call: checks that schema inventory is the extension's,
  *		takes the upgrade lock (UpgradeLock), notes the caller, chooses the storage
  *		of the installed schema generation (inventory.stock_slot: slots, 0.3 on; else one
- *		stock row per SKU, 0.1 and 0.2) and how grants are kept
- *		(inventory.tenant_grant with a marker privilege, 0.4 on),
+ *		stock row per SKU, 0.1 and 0.2; inventory.location: per location,
+ *		0.5 on; stock_slot.keep_units: slot guards, 0.6 on) and how grants
+ *		are kept (inventory.tenant_grant with a marker privilege, 0.4 on),
  *		connects to SPI, switches to the function owner and, when tenant is
  *		not NULL, authorises the caller for it (InventoryAuthorise).
  *
@@ -207,8 +208,8 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 				   const char *tenant)
 {
 	Oid			owner = InventoryCallCache(fcinfo)->owner;
-
 	Oid			nsp;
+	Oid			slots;
 
 	nsp = ExtensionSchema();
 	UpgradeLock(nsp);
@@ -217,12 +218,16 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 	call->caller = GetUserId();
 	call->actor = GetUserNameFromId(call->caller, false);
 	call->outer_cxt = CurrentMemoryContext;
-	call->storage = SchemaHas(nsp, "stock_slot") ? &InventorySlotStorage :
+	slots = get_relname_relid("stock_slot", nsp);
+	call->storage = OidIsValid(slots) ? &InventorySlotStorage :
 		&InventoryRowStorage;
 	call->marked_grants = SchemaHas(nsp, "tenant_grant");
 	call->located = SchemaHas(nsp, "location");
 	if (call->located)
 		call->storage = &InventoryLocatedStorage;
+	call->guarded = call->located &&
+		get_attnum(slots, "keep_units") != InvalidAttrNumber;
+	InventorySlotGuards(call->guarded);
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
 	InventorySlotSpread(CallSpreadKey(fcinfo));
 

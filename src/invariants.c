@@ -213,6 +213,35 @@ static InventoryStatement check_locations = {
 	0, {InvalidOid}
 };
 
+/*
+ * 0.6: slot_guards_match_policy: each slot's keep_units and level_watch are
+ * what its (sku, location)'s safety stock, low threshold and level and the
+ * SKU's slot count give (inventory.slot_keep_units, slot_level_watch): a
+ * wrong guard could let the fast path take the safety stock or miss a
+ * level crossing.
+ */
+static InventoryStatement check_slot_guards = {
+	"check slot guards",
+	"SELECT s.tenant::text, s.sku::text, 'slot_guards_match_policy', "
+	"format('slot %s at location \"%s\": keep_units %s and level_watch %s, "
+	"but safety_stock %s, low_threshold %s, level %s and %s slots give %s and %s', "
+	"s.slot, s.location, COALESCE(s.keep_units::text, 'NULL'), "
+	"COALESCE(s.level_watch::text, 'NULL'), l.safety_stock, "
+	"COALESCE(l.low_threshold::text, 'NULL'), COALESCE(l.level, 'NULL'), k.slots, "
+	"COALESCE(inventory.slot_keep_units(k.slots, l.safety_stock)::text, 'NULL'), "
+	"COALESCE(inventory.slot_level_watch(k.slots, l.safety_stock, l.low_threshold, "
+	"l.level)::text, 'NULL')) "
+	"FROM inventory.stock_slot s "
+	"JOIN inventory.stock_location l ON l.tenant = s.tenant AND l.sku = s.sku "
+	"AND l.location = s.location "
+	"JOIN inventory.sku k ON k.tenant = s.tenant AND k.sku = s.sku "
+	"WHERE (s.keep_units, s.level_watch) IS DISTINCT FROM "
+	"(inventory.slot_keep_units(k.slots, l.safety_stock), "
+	"inventory.slot_level_watch(k.slots, l.safety_stock, l.low_threshold, l.level)) "
+	"ORDER BY s.tenant COLLATE \"C\", s.sku COLLATE \"C\", s.location COLLATE \"C\", s.slot",
+	0, {InvalidOid}
+};
+
 /* Runs a read-only check and appends its rows to the result set. */
 static void
 EmitCheckRows(ReturnSetInfo *rsinfo, InventoryStatement *check)
@@ -251,7 +280,8 @@ EmitCheckRows(ReturnSetInfo *rsinfo, InventoryStatement *check)
  * location_stocked (no ledger record or held line at a location where the
  * SKU has no counters, nor a held line at no location).  With locations
  * the ledger is stock_ledger with stock_ledger_archive, and the confirmed
- * units include those of reservations purge_history removed.
+ * units include those of reservations purge_history removed.  0.6 adds
+ * slot_guards_match_policy (each slot's keep_units and level_watch).
  */
 Datum
 inventory_check_invariants(PG_FUNCTION_ARGS)
@@ -266,6 +296,8 @@ inventory_check_invariants(PG_FUNCTION_ARGS)
 		EmitCheckRows(rsinfo, call.storage->check);
 	if (call.located)
 		EmitCheckRows(rsinfo, &check_locations);
+	if (call.guarded)
+		EmitCheckRows(rsinfo, &check_slot_guards);
 	InventoryEndCall(&call);
 	return (Datum) 0;
 }

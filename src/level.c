@@ -43,6 +43,7 @@
 
 #include "pg_inventory.h"
 #include "statement.h"
+#include "storage.h"
 
 /*
  * The level of a sellable figure s with low threshold t, as SQL (used twice
@@ -69,55 +70,80 @@
  * nothing); locked: those rows, locked in key order, at their newest
  * version (policy and previous level); calc: the level again with that
  * policy; u: the rows whose level still differs, version + 1 where an
- * event is written; ev: one event id per event.
+ * event is written; ev: one event id per event.  (0.6 adds g between u
+ * and ev: check_levels_guarded.)
  */
+#define CHECK_LEVELS_HEAD \
+	"WITH w AS (SELECT DISTINCT u.tenant, u.sku, u.location " \
+	"FROM unnest($1, $2, $3) AS u(tenant, sku, location)), " \
+	"seen AS MATERIALIZED (SELECT sl.tenant, sl.sku, sl.location " \
+	"FROM inventory.stock_location sl " \
+	"JOIN w ON sl.tenant = w.tenant AND sl.sku = w.sku AND sl.location = w.location " \
+	"WHERE sl.level IS DISTINCT FROM (" \
+	LEVEL_OF("(" AVAILABLE_AT " - sl.safety_stock)", "sl.low_threshold") ")), " \
+	"locked AS MATERIALIZED (SELECT sl.tenant, sl.sku, sl.location, " \
+	"sl.level AS old_level, sl.safety_stock, sl.low_threshold, " \
+	AVAILABLE_AT " AS available " \
+	"FROM inventory.stock_location sl " \
+	"JOIN seen ON sl.tenant = seen.tenant AND sl.sku = seen.sku " \
+	"AND sl.location = seen.location " \
+	"ORDER BY sl.tenant, sl.sku, sl.location FOR NO KEY UPDATE OF sl), " \
+	"calc AS MATERIALIZED (SELECT l.tenant, l.sku, l.location, l.old_level, " \
+	"l.available, greatest(l.available - l.safety_stock, 0) AS sellable, " \
+	LEVEL_OF("(l.available - l.safety_stock)", "l.low_threshold") " AS level " \
+	"FROM locked l), " \
+	"typed AS MATERIALIZED (SELECT c.*, CASE " \
+	"WHEN c.old_level IS NULL THEN NULL " \
+	"WHEN c.level = 'out_of_stock' THEN 'stock.out_of_stock' " \
+	"WHEN c.old_level = 'out_of_stock' THEN 'stock.back_in_stock' " \
+	"WHEN c.old_level = 'in_stock' AND c.level = 'low' THEN 'stock.low' " \
+	"END AS event_type FROM calc c WHERE c.old_level IS DISTINCT FROM c.level), " \
+	"u AS (UPDATE inventory.stock_location sl SET level = t.level, " \
+	"version = sl.version + CASE WHEN t.event_type IS NULL THEN 0 ELSE 1 END " \
+	"FROM typed t WHERE sl.tenant = t.tenant AND sl.sku = t.sku " \
+	"AND sl.location = t.location AND sl.level IS DISTINCT FROM t.level " \
+	"RETURNING sl.tenant::text AS tenant, sl.sku::text AS sku, " \
+	"sl.location::text AS location, sl.version, t.old_level, t.level, " \
+	"t.available, t.sellable, t.event_type, sl.safety_stock, sl.low_threshold), "
+
+#define CHECK_LEVELS_TAIL \
+	"ev AS MATERIALIZED (SELECT u.*, gen_random_uuid() AS event_id FROM u " \
+	"WHERE u.event_type IS NOT NULL) " \
+	"INSERT INTO inventory.outbox " \
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
+	"SELECT ev.event_id, ev.event_type, ev.tenant, NULL, " \
+	"jsonb_build_object('event_id', ev.event_id, 'event_type', ev.event_type, " \
+	"'tenant', ev.tenant, 'sku', ev.sku, 'location', ev.location, " \
+	"'level', ev.level, 'previous_level', ev.old_level, " \
+	"'sellable', ev.sellable, 'available', ev.available, " \
+	"'version', ev.version, " \
+	"'occurred_at', to_char($4 AT TIME ZONE 'UTC', " \
+	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), $4 " \
+	"FROM ev ORDER BY ev.tenant COLLATE \"C\", ev.sku COLLATE \"C\", " \
+	"ev.location COLLATE \"C\""
+
 static InventoryStatement check_levels = {
 	"check stock levels",
-	"WITH w AS (SELECT DISTINCT u.tenant, u.sku, u.location "
-	"FROM unnest($1, $2, $3) AS u(tenant, sku, location)), "
-	"seen AS MATERIALIZED (SELECT sl.tenant, sl.sku, sl.location "
-	"FROM inventory.stock_location sl "
-	"JOIN w ON sl.tenant = w.tenant AND sl.sku = w.sku AND sl.location = w.location "
-	"WHERE sl.level IS DISTINCT FROM ("
-	LEVEL_OF("(" AVAILABLE_AT " - sl.safety_stock)", "sl.low_threshold") ")), "
-	"locked AS MATERIALIZED (SELECT sl.tenant, sl.sku, sl.location, "
-	"sl.level AS old_level, sl.safety_stock, sl.low_threshold, "
-	AVAILABLE_AT " AS available "
-	"FROM inventory.stock_location sl "
-	"JOIN seen ON sl.tenant = seen.tenant AND sl.sku = seen.sku "
-	"AND sl.location = seen.location "
-	"ORDER BY sl.tenant, sl.sku, sl.location FOR NO KEY UPDATE OF sl), "
-	"calc AS MATERIALIZED (SELECT l.tenant, l.sku, l.location, l.old_level, "
-	"l.available, greatest(l.available - l.safety_stock, 0) AS sellable, "
-	LEVEL_OF("(l.available - l.safety_stock)", "l.low_threshold") " AS level "
-	"FROM locked l), "
-	"typed AS MATERIALIZED (SELECT c.*, CASE "
-	"WHEN c.old_level IS NULL THEN NULL "
-	"WHEN c.level = 'out_of_stock' THEN 'stock.out_of_stock' "
-	"WHEN c.old_level = 'out_of_stock' THEN 'stock.back_in_stock' "
-	"WHEN c.old_level = 'in_stock' AND c.level = 'low' THEN 'stock.low' "
-	"END AS event_type FROM calc c WHERE c.old_level IS DISTINCT FROM c.level), "
-	"u AS (UPDATE inventory.stock_location sl SET level = t.level, "
-	"version = sl.version + CASE WHEN t.event_type IS NULL THEN 0 ELSE 1 END "
-	"FROM typed t WHERE sl.tenant = t.tenant AND sl.sku = t.sku "
-	"AND sl.location = t.location AND sl.level IS DISTINCT FROM t.level "
-	"RETURNING sl.tenant::text AS tenant, sl.sku::text AS sku, "
-	"sl.location::text AS location, sl.version, t.old_level, t.level, "
-	"t.available, t.sellable, t.event_type), "
-	"ev AS MATERIALIZED (SELECT u.*, gen_random_uuid() AS event_id FROM u "
-	"WHERE u.event_type IS NOT NULL) "
-	"INSERT INTO inventory.outbox "
-	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
-	"SELECT ev.event_id, ev.event_type, ev.tenant, NULL, "
-	"jsonb_build_object('event_id', ev.event_id, 'event_type', ev.event_type, "
-	"'tenant', ev.tenant, 'sku', ev.sku, 'location', ev.location, "
-	"'level', ev.level, 'previous_level', ev.old_level, "
-	"'sellable', ev.sellable, 'available', ev.available, "
-	"'version', ev.version, "
-	"'occurred_at', to_char($4 AT TIME ZONE 'UTC', "
-	"'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')), $4 "
-	"FROM ev ORDER BY ev.tenant COLLATE \"C\", ev.sku COLLATE \"C\", "
-	"ev.location COLLATE \"C\"",
+	CHECK_LEVELS_HEAD CHECK_LEVELS_TAIL,
+	4, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZOID}
+};
+
+/*
+ * 0.6: the same, and g: the level_watch of the slots of each (sku,
+ * location) whose level changed, where it differs (with one slot, the
+ * caller holds that slot; with several the watch stays NULL, so no slot is
+ * touched)
+ */
+static InventoryStatement check_levels_guarded = {
+	"check stock levels",
+	CHECK_LEVELS_HEAD
+	"g AS (UPDATE inventory.stock_slot s SET level_watch = "
+	"inventory.slot_level_watch(k.slots, u.safety_stock, u.low_threshold, u.level) "
+	"FROM u JOIN inventory.sku k ON k.tenant = u.tenant AND k.sku = u.sku "
+	"WHERE s.tenant = u.tenant AND s.sku = u.sku AND s.location = u.location "
+	"AND s.level_watch IS DISTINCT FROM "
+	"inventory.slot_level_watch(k.slots, u.safety_stock, u.low_threshold, u.level)), "
+	CHECK_LEVELS_TAIL,
 	4, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID, TIMESTAMPTZOID}
 };
 
@@ -150,5 +176,6 @@ InventoryCheckLevels(int n, const char *const *tenants,
 	values[1] = InventoryTextArray(skus, n);
 	values[2] = InventoryTextArray(locations, n);
 	values[3] = TimestampTzGetDatum(now);
-	InventoryRun(&check_levels, values, NULL, SPI_OK_INSERT);
+	InventoryRun(InventorySlotGuarded() ? &check_levels_guarded : &check_levels,
+				 values, NULL, SPI_OK_INSERT);
 }

@@ -347,6 +347,8 @@ inventory_set_stock_policy(PG_FUNCTION_ARGS)
 					   NULL);
 	}
 	changed = changed || !stocked;
+	/* 0.6: the slots' guards follow the policy (the slots are locked) */
+	InventoryRefreshSlotGuards(tenant, sku);
 	InventoryCheckLevels(1, (const char *const *) &tenant,
 						 (const char *const *) &sku,
 						 (const char *const *) &location, now);

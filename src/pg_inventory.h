@@ -106,6 +106,8 @@ typedef struct InventoryCall
 	const struct InventoryStorage *storage; /* the counters' layout */
 	bool		marked_grants;	/* 0.4 on: grants carry a role marker */
 	bool		located;		/* 0.5 on: stock per (sku, location) */
+	bool		guarded;		/* 0.6 on: slots carry keep_units and
+								 * level_watch (storage_slot.c) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;

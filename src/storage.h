@@ -15,7 +15,9 @@
  *	InventoryLocatedStorage	0.5 on: the same per (sku, location), with
  *							inventory.stock_location as the catalog of a
  *							SKU's counters at a location (its safety stock,
- *							level and version) (storage_slot.c)
+ *							level and version) (storage_slot.c); 0.6 on,
+ *							each slot also carries its guards (keep_units,
+ *							level_watch), so the fast path reads one row
  *
  * The library serves every installable version, so that a new library runs
  * the old schema correctly in the time between installing the package and
@@ -123,6 +125,9 @@ extern int	InventoryLockSellable(const char *tenant, int nskus,
 extern const InventoryStorage InventorySlotStorage;
 extern void InventoryCheckStocked(const char *tenant, Datum skus);
 extern void InventorySlotSpread(uint32 key);
+extern void InventorySlotGuards(bool guarded);
+extern bool InventorySlotGuarded(void);
+extern void InventoryRefreshSlotGuards(const char *tenant, const char *sku);
 extern const InventoryStorage InventoryLocatedStorage;
 
 #endif							/* INVENTORY_STORAGE_H */

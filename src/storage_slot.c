@@ -124,7 +124,6 @@ typedef struct SlotLayout
 {
 	InventoryStatement *apply_changes;
 	InventoryStatement *lock_slots;
-	InventoryStatement *take_one_slot;
 	InventoryStatement *units_of_reservations;
 	InventoryStatement *add_slots;
 	InventoryStatement *drop_slots;
@@ -591,6 +590,122 @@ static InventoryStatement take_locked_slot_located = {
 };
 
 /*
+ * 0.6: the same three statements on the slot row alone: its guards
+ * (keep_units, level_watch; see sql/pg_inventory.sql) stand for the join
+ * with stock_location and sku.  A slot whose keep_units is NULL (several
+ * slots and a safety stock) never holds enough here for a take from
+ * available (the comparison is NULL), as with the join's -1.  Returns the
+ * slot, its available units after the change and its level_watch.
+ */
+#define GUARDED_SLOT_HOLDS_ENOUGH(p) \
+	"CASE $3 WHEN 0 THEN " p ".available - " p ".keep_units " \
+	"WHEN 1 THEN " p ".reserved ELSE " p ".consumed END >= $4 "
+
+static InventoryStatement take_one_slot_guarded = {
+	"take units from one free slot",
+	"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND "
+	GUARDED_SLOT_HOLDS_ENOUGH("p")
+	"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED) "
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $9 "
+	"AND s.slot = p.slot RETURNING s.slot, s.available, s.level_watch",
+	9, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID}
+};
+
+static InventoryStatement wait_one_slot_guarded = {
+	"wait for one slot",
+	"WITH c AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 AND "
+	GUARDED_SLOT_HOLDS_ENOUGH("p") "), "
+	"w AS MATERIALIZED (SELECT c.slot FROM c ORDER BY c.slot "
+	"OFFSET $10 % GREATEST((SELECT count(*) FROM c), 1) LIMIT 1) "
+	"SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $9 "
+	"AND p.slot = (SELECT w.slot FROM w) AND "
+	GUARDED_SLOT_HOLDS_ENOUGH("p") "FOR UPDATE",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+static InventoryStatement take_locked_slot_guarded = {
+	"take units from a locked slot",
+	"UPDATE inventory.stock_slot s SET available = s.available + $5, "
+	"reserved = s.reserved + $6, consumed = s.consumed + $7, updated_at = $8 "
+	"WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $9 AND s.slot = $10 "
+	"AND " GUARDED_SLOT_HOLDS_ENOUGH("s")
+	"RETURNING s.slot, s.available, s.level_watch",
+	10, {TEXTOID, TEXTOID, INT4OID, INT8OID, INT8OID, INT8OID, INT8OID,
+	TIMESTAMPTZOID, TEXTOID, INT4OID}
+};
+
+/*
+ * 0.6: the guards of every slot of (tenant $1, sku $2), at every location,
+ * written where they differ from what the policy, the level and the slot
+ * count give (rows that already agree are not touched, so not locked).
+ * Run by the calls that change one of those, while they hold the slots.
+ */
+static InventoryStatement refresh_slot_guards = {
+	"refresh slot guards",
+	"UPDATE inventory.stock_slot s "
+	"SET keep_units = inventory.slot_keep_units(k.slots, l.safety_stock), "
+	"level_watch = inventory.slot_level_watch(k.slots, l.safety_stock, "
+	"l.low_threshold, l.level) "
+	"FROM inventory.stock_location l "
+	"JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku "
+	"WHERE l.tenant = $1 AND l.sku = $2 AND s.tenant = l.tenant "
+	"AND s.sku = l.sku AND s.location = l.location "
+	"AND (s.keep_units, s.level_watch) IS DISTINCT FROM "
+	"(inventory.slot_keep_units(k.slots, l.safety_stock), "
+	"inventory.slot_level_watch(k.slots, l.safety_stock, l.low_threshold, l.level))",
+	2, {TEXTOID, TEXTOID}
+};
+
+/* Whether the current call's schema has the slot guards (0.6 on) */
+static bool slot_guards = false;
+
+/*
+ * InventorySlotGuards
+ *		Called by InventoryBeginCall: whether the installed schema's slots
+ *		carry their guards (0.6 on), so that the fast path reads the slot
+ *		row alone.
+ */
+void
+InventorySlotGuards(bool guarded)
+{
+	slot_guards = guarded;
+}
+
+/* InventorySlotGuarded: whether the current call's slots have guards */
+bool
+InventorySlotGuarded(void)
+{
+	return slot_guards;
+}
+
+/*
+ * InventoryRefreshSlotGuards
+ *		0.6 on: writes the guards of every slot of the tenant's SKU (at
+ *		every location) from its policy, level and slot count where they
+ *		differ.  Called by set_stock_policy, set_stock_slots and the
+ *		creation of a SKU's counters at a location, with the slots locked
+ *		(or new).  Does nothing before 0.6.
+ */
+void
+InventoryRefreshSlotGuards(const char *tenant, const char *sku)
+{
+	Datum		values[2];
+
+	if (!slot_guards)
+		return;
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = CStringGetTextDatum(sku);
+	InventoryRun(&refresh_slot_guards, values, NULL, SPI_OK_UPDATE);
+}
+
+/*
  * The spread key of the current call (InventorySlotSpread): which of the
  * slots that hold enough a caller waits for when none is free
  */
@@ -611,7 +726,9 @@ InventorySlotSpread(uint32 key)
 
 typedef struct TakeOne
 {
-	InventoryStatement *stmt;
+	InventoryStatement *stmt;	/* the fast path's statement */
+	InventoryStatement *wait;	/* the wait for one slot */
+	InventoryStatement *take_locked;	/* and the take after it */
 	Datum		values[10];
 	char		nulls[10];
 	InventoryCounter from;
@@ -622,26 +739,46 @@ typedef struct TakeOne
 
 /*
  * LevelMayChange
- *		0.5, after a fast-path move of one slot (the row of take_one_slot's
+ *		0.5, after a fast-path move of one slot (the row of the fast path's
  *		RETURNING): whether the level of the (sku, location) may have
  *		changed, so that InventoryCheckLevels must look.  Units leaving
  *		available: not if the level was in_stock and the SKU has one slot
  *		whose sellable units are still above the low threshold (and 0).
  *		Units entering available: not if the level was in_stock (it can
  *		only stay there).  Otherwise available did not change: no.
+ *		0.6 reads the same from the slot's level_watch (not NULL only for a
+ *		one-slot SKU in_stock): units leaving available need no look while
+ *		more than the watch stays, units entering none while it is set.
  */
 static bool
 LevelMayChange(InventoryCounter from, InventoryCounter to)
 {
 	bool		isnull;
 	bool		low_null;
-	int64		available = InventoryResultInt64(0, 2);
-	int64		safety = InventoryResultInt64(0, 3);
-	int64		low = DatumGetInt64(InventoryResultDatum(0, 4, &low_null));
-	char	   *level = InventoryResultText(0, 5);
-	int32		slots = DatumGetInt32(InventoryResultDatum(0, 6, &isnull));
-	bool		in_stock = level != NULL && strcmp(level, "in_stock") == 0;
+	int64		available;
+	int64		safety;
+	int64		low;
+	char	   *level;
+	int32		slots;
+	bool		in_stock;
 
+	if (SPI_tuptable->tupdesc->natts == 3)
+	{
+		/* 0.6: slot, available after the change, level_watch */
+		int64		watch = DatumGetInt64(InventoryResultDatum(0, 3, &isnull));
+
+		if (from == COUNTER_AVAILABLE)
+			return isnull || InventoryResultInt64(0, 2) <= watch;
+		if (to == COUNTER_AVAILABLE)
+			return isnull;
+		return false;
+	}
+	available = InventoryResultInt64(0, 2);
+	safety = InventoryResultInt64(0, 3);
+	low = DatumGetInt64(InventoryResultDatum(0, 4, &low_null));
+	level = InventoryResultText(0, 5);
+	slots = DatumGetInt32(InventoryResultDatum(0, 6, &isnull));
+	in_stock = level != NULL && strcmp(level, "in_stock") == 0;
 	if (from == COUNTER_AVAILABLE)
 		return !(in_stock && slots == 1 &&
 				 available - safety > (low_null ? 0 : low));
@@ -676,18 +813,17 @@ static bool
 WaitOneWork(void *arg)
 {
 	TakeOne    *t = (TakeOne *) arg;
-	bool		located = t->stmt == &take_one_slot_located;
+	InventoryStatement *fast = t->stmt;
 	bool		isnull;
 	bool		taken;
 
 	InventoryFaultPoint("slot_wait");
-	if (InventoryRun(located ? &wait_one_slot_located : &wait_one_slot,
-					 t->values, t->nulls, SPI_OK_SELECT) != 1)
+	if (InventoryRun(t->wait, t->values, t->nulls, SPI_OK_SELECT) != 1)
 		return false;
 	t->values[9] = InventoryResultDatum(0, 1, &isnull);
-	t->stmt = located ? &take_locked_slot_located : &take_locked_slot;
+	t->stmt = t->take_locked;
 	taken = TakeOneWork(t);
-	t->stmt = located ? &take_one_slot_located : &take_one_slot;
+	t->stmt = fast;
 	t->values[9] = Int32GetDatum(slot_spread);
 	return taken;
 }
@@ -708,7 +844,24 @@ InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
 	d[from] -= qty;
 	if (to != COUNTER_NONE)
 		d[to] += qty;
-	t->stmt = layout->take_one_slot;
+	if (layout != &located_layout)
+	{
+		t->stmt = &take_one_slot;
+		t->wait = &wait_one_slot;
+		t->take_locked = &take_locked_slot;
+	}
+	else if (slot_guards)
+	{
+		t->stmt = &take_one_slot_guarded;
+		t->wait = &wait_one_slot_guarded;
+		t->take_locked = &take_locked_slot_guarded;
+	}
+	else
+	{
+		t->stmt = &take_one_slot_located;
+		t->wait = &wait_one_slot_located;
+		t->take_locked = &take_locked_slot_located;
+	}
 	t->from = from;
 	t->to = to;
 	t->level_may_change = false;
@@ -1283,7 +1436,11 @@ LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = CStringGetTextDatum(location);
 	InventoryRun(&ensure_sku_catalog, values, NULL, SPI_OK_INSERT);
-	return InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT) > 0;
+	if (InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT) == 0)
+		return false;
+	/* 0.6: the new slots' guards (no safety stock yet, no level) */
+	InventoryRefreshSlotGuards(tenant, sku);
+	return true;
 }
 
 /* What lock_sku returns and set_available takes */
@@ -1558,12 +1715,12 @@ static InventoryStatement set_slot_count = {
 };
 
 static const SlotLayout unlocated_layout = {
-	&apply_changes, &lock_slots, &take_one_slot, &units_of_reservations,
+	&apply_changes, &lock_slots, &units_of_reservations,
 	&add_slots, &drop_slots
 };
 
 static const SlotLayout located_layout = {
-	&apply_changes_located, &lock_slots_located, &take_one_slot_located,
+	&apply_changes_located, &lock_slots_located,
 	&units_of_reservations_located, &add_slots_located, &drop_slots
 };
 
@@ -1682,6 +1839,8 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 			elog(ERROR, "pg_inventory: slots of SKU \"%s\" were not emptied", sku);
 		InventoryRun(&set_slot_count, values, NULL, SPI_OK_UPDATE);
 	}
+	/* 0.6: the guards follow the slot count (every slot is locked) */
+	InventoryRefreshSlotGuards(tenant, sku);
 	/*
 	 * 0.5: every slot is locked, so the levels are read on exact totals: a
 	 * crossing that a call on several slots could not see (README "Stock

@@ -863,3 +863,69 @@ InventoryBrokenSku(const char *tenant, const char *sku, int64 units)
 			 errdetail("Its counters were changed outside the pg_inventory functions."),
 			 errhint("SELECT * FROM inventory.check_invariants() shows what is broken; repair the counters to match the ledger and the reservations.")));
 }
+
+/*
+ * The closed lists behind the CHECK constraints of 0.6 (README "States"
+ * and "Events"): the states of the reservation state machine and the types
+ * of the outbox events.  A value is checked by comparing its bytes with
+ * each entry, so "Pending" or "pending " is no state.
+ */
+static const char *const reservation_states[] = {
+	"pending", "confirmed", "cancelled", "expired", "rejected", "compensated"
+};
+
+static const char *const event_types[] = {
+	"reservation.reserved", "reservation.confirmed", "reservation.cancelled",
+	"reservation.expired", "reservation.compensated", "reservation.extended",
+	"reservation.amended", "stock.restocked", "stock.adjusted",
+	"stock.out_of_stock", "stock.back_in_stock", "stock.low"
+};
+
+/* Whether the text t is one of the n strings of list. */
+static bool
+InList(text *t, const char *const *list, int n)
+{
+	const char *s = VARDATA_ANY(t);
+	size_t		len = VARSIZE_ANY_EXHDR(t);
+	int			i;
+
+	for (i = 0; i < n; i++)
+		if (strlen(list[i]) == len && memcmp(list[i], s, len) == 0)
+			return true;
+	return false;
+}
+
+PG_FUNCTION_INFO_V1(inventory_is_reservation_state);
+PG_FUNCTION_INFO_V1(inventory_is_event_type);
+
+/*
+ * inventory_is_reservation_state
+ *		is_reservation_state(state text) RETURNS boolean, IMMUTABLE STRICT
+ *
+ * Whether state is one of the six reservation states.  The CHECK
+ * constraints reservation_state_valid and reservation_transition_state_valid
+ * (0.6) call it.  No errors.
+ */
+Datum
+inventory_is_reservation_state(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(InList(PG_GETARG_TEXT_PP(0), reservation_states,
+						  lengthof(reservation_states)));
+}
+
+/*
+ * inventory_is_event_type
+ *		is_event_type(event_type text) RETURNS boolean, IMMUTABLE STRICT
+ *
+ * Whether event_type is one of the twelve outbox event types.  The CHECK
+ * constraint outbox_event_type_valid (0.6) calls it.  A new event type
+ * needs a schema version whose upgrade step revalidates the constraint;
+ * a type is never removed from this list (stored events keep it).  No
+ * errors.
+ */
+Datum
+inventory_is_event_type(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_BOOL(InList(PG_GETARG_TEXT_PP(0), event_types,
+						  lengthof(event_types)));
+}

@@ -1,0 +1,106 @@
+/*
+ * sql/pg_inventory--0.5--0.6.sql
+ *
+ * Upgrade step 0.5 -> 0.6: a cheaper reservation (issues #11 and #12).
+ *	- the CHECK constraints on states and event types call the immutable C
+ *	  functions inventory.is_reservation_state and inventory.is_event_type
+ *	  instead of listing the values (PostgreSQL reads a CHECK's stored tree
+ *	  back from text for every statement that writes the table);
+ *	- inventory.stock_slot gains keep_units and level_watch, the guards of
+ *	  a slot derived from its (sku, location)'s policy and level and the
+ *	  SKU's slot count (inventory.slot_keep_units, inventory.slot_level_watch),
+ *	  so that a reservation's fast path reads the slot row alone.
+ * Every row is kept; the guards are computed for every slot.
+ */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION pg_inventory UPDATE TO '0.6'" to load this file. \quit
+
+-- At READ COMMITTED every statement below reads a snapshot taken after the
+-- locks: a call that commits while this step waits is seen, never lost.
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'pg_inventory can only be updated at READ COMMITTED'
+			USING ERRCODE = 'active_sql_transaction',
+				  HINT = 'Run ALTER EXTENSION pg_inventory UPDATE TO ''0.6'' in a transaction of its own at the default isolation level.';
+	END IF;
+END
+$$;
+
+-- every lock first, then every read: inventory.reservation first, which
+-- every call locks (ACCESS SHARE) before anything else, so that the calls
+-- in flight end and the calls that start meanwhile wait; then the others
+LOCK TABLE inventory.reservation, inventory.reservation_transition,
+	inventory.outbox, inventory.sku, inventory.stock_location,
+	inventory.stock_slot
+	IN ACCESS EXCLUSIVE MODE;
+
+/* ---------------------------------------------------------------------
+ * The closed lists of states and event types as C functions.
+ * ------------------------------------------------------------------- */
+CREATE FUNCTION inventory.is_reservation_state(state text)
+	RETURNS boolean
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'inventory_is_reservation_state';
+COMMENT ON FUNCTION inventory.is_reservation_state(text) IS
+	'Whether state is a reservation state: pending, confirmed, cancelled, expired, rejected or compensated (the state machine of the README). NULL for NULL. Used by the CHECK constraints reservation_state_valid and reservation_transition_state_valid (0.6).';
+
+CREATE FUNCTION inventory.is_event_type(event_type text)
+	RETURNS boolean
+	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
+	AS 'MODULE_PATHNAME', 'inventory_is_event_type';
+COMMENT ON FUNCTION inventory.is_event_type(text) IS
+	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
+
+ALTER TABLE inventory.reservation
+	DROP CONSTRAINT reservation_state_valid,
+	ADD CONSTRAINT reservation_state_valid
+		CHECK (inventory.is_reservation_state(state));
+ALTER TABLE inventory.reservation_transition
+	DROP CONSTRAINT reservation_transition_state_valid,
+	ADD CONSTRAINT reservation_transition_state_valid
+		CHECK (inventory.is_reservation_state(to_state));
+ALTER TABLE inventory.outbox
+	DROP CONSTRAINT outbox_event_type_valid,
+	ADD CONSTRAINT outbox_event_type_valid
+		CHECK (inventory.is_event_type(event_type));
+
+/* ---------------------------------------------------------------------
+ * The guards of a slot.
+ * ------------------------------------------------------------------- */
+ALTER TABLE inventory.stock_slot
+	ADD COLUMN keep_units bigint,
+	ADD COLUMN level_watch bigint,
+	ADD CONSTRAINT stock_slot_keep_units_nonneg CHECK (keep_units >= 0),
+	ADD CONSTRAINT stock_slot_level_watch_nonneg CHECK (level_watch >= 0);
+COMMENT ON COLUMN inventory.stock_slot.keep_units IS 'Units of available that a reservation taking from this slot alone must leave (0.6): inventory.slot_keep_units(sku.slots, safety_stock) of its (sku, location). NULL: none may take from available in this slot alone (several slots and a safety stock; only a call that locks every slot and checks the total may). Kept by the pg_inventory functions; check_invariants compares.';
+COMMENT ON COLUMN inventory.stock_slot.level_watch IS 'Units (0.6): a take from available that leaves more than this in the slot cannot change the stock level, so the call does not look at it: inventory.slot_level_watch(sku.slots, safety_stock, low_threshold, level) of its (sku, location). NULL: the level is looked at after every change of available. Kept by the pg_inventory functions; check_invariants compares.';
+
+CREATE FUNCTION inventory.slot_keep_units(slots integer, safety_stock bigint)
+	RETURNS bigint
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN CASE WHEN safety_stock = 0 THEN 0 WHEN slots = 1 THEN safety_stock END;
+COMMENT ON FUNCTION inventory.slot_keep_units(integer, bigint) IS
+	'The keep_units of each slot of a (sku, location) (0.6): 0 without a safety stock; the safety stock (units) when the SKU has one slot, which then holds all of it; NULL with several slots and a safety stock (a slot cannot know what the others hold). See stock_slot.keep_units.';
+
+CREATE FUNCTION inventory.slot_level_watch(slots integer, safety_stock bigint,
+	low_threshold bigint, level text)
+	RETURNS bigint
+	LANGUAGE sql IMMUTABLE PARALLEL SAFE
+	RETURN CASE WHEN slots = 1 AND level = 'in_stock'
+		AND COALESCE(low_threshold, 0) <= 9223372036854775807 - safety_stock
+		THEN safety_stock + COALESCE(low_threshold, 0) END;
+COMMENT ON FUNCTION inventory.slot_level_watch(integer, bigint, bigint, text) IS
+	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (0 without a threshold), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint). See stock_slot.level_watch.';
+
+COMMENT ON FUNCTION inventory.check_invariants() IS
+	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location); each slot''s guards (keep_units, level_watch) against the policy, level and slot count (slot_guards_match_policy, 0.6). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
+
+UPDATE inventory.stock_slot s
+   SET keep_units = inventory.slot_keep_units(k.slots, l.safety_stock),
+	   level_watch = inventory.slot_level_watch(k.slots, l.safety_stock,
+												l.low_threshold, l.level)
+  FROM inventory.stock_location l
+  JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku
+ WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location;

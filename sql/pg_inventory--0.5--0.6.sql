@@ -104,3 +104,9 @@ UPDATE inventory.stock_slot s
   FROM inventory.stock_location l
   JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku
  WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location;
+
+-- like every function of the schema: no EXECUTE for PUBLIC (the CHECKs and
+-- the calls run them as the extension's owner)
+REVOKE ALL ON FUNCTION inventory.is_reservation_state(text),
+	inventory.is_event_type(text), inventory.slot_keep_units(integer, bigint),
+	inventory.slot_level_watch(integer, bigint, bigint, text) FROM PUBLIC;

@@ -9,7 +9,10 @@
  *	- inventory.stock_slot gains keep_units and level_watch, the guards of
  *	  a slot derived from its (sku, location)'s policy and level and the
  *	  SKU's slot count (inventory.slot_keep_units, inventory.slot_level_watch),
- *	  so that a reservation's fast path reads the slot row alone.
+ *	  so that a reservation's fast path reads the slot row alone;
+ *	- the statement trigger tenant_grant_changed on inventory.tenant_grant,
+ *	  which lets a backend remember the tenant grants its checks let
+ *	  through (src/auth.c) and forget them when a grant changes.
  * Every row is kept; the guards are computed for every slot.
  */
 
@@ -33,7 +36,7 @@ $$;
 -- in flight end and the calls that start meanwhile wait; then the others
 LOCK TABLE inventory.reservation, inventory.reservation_transition,
 	inventory.outbox, inventory.sku, inventory.stock_location,
-	inventory.stock_slot
+	inventory.stock_slot, inventory.tenant_grant
 	IN ACCESS EXCLUSIVE MODE;
 
 /* ---------------------------------------------------------------------
@@ -105,8 +108,27 @@ UPDATE inventory.stock_slot s
   JOIN inventory.sku k ON k.tenant = l.tenant AND k.sku = l.sku
  WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location;
 
+/* ---------------------------------------------------------------------
+ * The grant cache's trigger.
+ * ------------------------------------------------------------------- */
+-- 0.6: a backend remembers the grants its checks let through (README
+-- "Roles and grants"); every change of this table, whoever makes it, tells
+-- the other backends to forget them
+CREATE FUNCTION inventory._tenant_grant_changed()
+	RETURNS trigger
+	LANGUAGE C
+	AS 'MODULE_PATHNAME', 'inventory_tenant_grant_changed';
+COMMENT ON FUNCTION inventory._tenant_grant_changed() IS
+	'Trigger function of tenant_grant_changed (0.6): sends an invalidation of inventory.tenant_grant, so that every backend drops the tenant grants it remembered once the change commits. Not callable otherwise (XX000).';
+CREATE TRIGGER tenant_grant_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.tenant_grant
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._tenant_grant_changed();
+COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
+	'Makes every backend forget the tenant grants it remembered when a grant row changes (0.6; README "Roles and grants").';
+
 -- like every function of the schema: no EXECUTE for PUBLIC (the CHECKs and
 -- the calls run them as the extension's owner)
 REVOKE ALL ON FUNCTION inventory.is_reservation_state(text),
 	inventory.is_event_type(text), inventory.slot_keep_units(integer, bigint),
-	inventory.slot_level_watch(integer, bigint, bigint, text) FROM PUBLIC;
+	inventory.slot_level_watch(integer, bigint, bigint, text),
+	inventory._tenant_grant_changed() FROM PUBLIC;

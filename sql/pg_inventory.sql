@@ -497,6 +497,21 @@ COMMENT ON COLUMN inventory.tenant_grant.tenant IS 'Tenant name, or * for every 
 COMMENT ON COLUMN inventory.tenant_grant.member IS 'Role granted.';
 COMMENT ON COLUMN inventory.tenant_grant.granted_at IS 'When the grant was made.';
 
+-- 0.6: a backend remembers the grants its checks let through (README
+-- "Roles and grants"); every change of this table, whoever makes it, tells
+-- the other backends to forget them
+CREATE FUNCTION inventory._tenant_grant_changed()
+	RETURNS trigger
+	LANGUAGE C
+	AS 'MODULE_PATHNAME', 'inventory_tenant_grant_changed';
+COMMENT ON FUNCTION inventory._tenant_grant_changed() IS
+	'Trigger function of tenant_grant_changed (0.6): sends an invalidation of inventory.tenant_grant, so that every backend drops the tenant grants it remembered once the change commits. Not callable otherwise (XX000).';
+CREATE TRIGGER tenant_grant_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.tenant_grant
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._tenant_grant_changed();
+COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
+	'Makes every backend forget the tenant grants it remembered when a grant row changes (0.6; README "Roles and grants").';
+
 CREATE VIEW inventory.tenant_member AS
 SELECT g.tenant, g.member, g.granted_at
 FROM inventory.tenant_grant g, pg_catalog.pg_type t

@@ -27,14 +27,35 @@
  * Schemas before 0.4 keep the grants as rows of the table
  * inventory.tenant_member, read by the same check.
  *
+ * 0.6 on, a backend remembers the (role, tenant) pairs the check let
+ * through (GrantCache below), so that a call of a tenant the role acted for
+ * before runs no statement to check it.  The memory is dropped whenever
+ * PostgreSQL says that something the check reads may have changed: a row
+ * of inventory.tenant_grant (the statement trigger tenant_grant_changed
+ * sends an invalidation of the table, whoever writes it), a role or a role
+ * membership (pg_authid, pg_auth_members: what pg_has_role reads), or a
+ * type's privileges (the marker).  Each check first takes in the
+ * invalidations other sessions committed, so a revoke takes effect for the
+ * next call, in a transaction already open too, as PostgreSQL's own
+ * privileges do (they are cached the same way).  Refusals are never
+ * remembered: a new grant takes effect at once.
+ *
  *-------------------------------------------------------------------------
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/trigger.h"
 #include "miscadmin.h"
+#include "storage/sinval.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/syscache.h"
 
 #include "pg_inventory.h"
 #include "statement.h"
@@ -52,6 +73,159 @@ static InventoryStatement granted = {
 };
 
 /*
+ * The grant cache (0.6 on, see the file header): the (role, tenant) pairs
+ * the check let through in this backend.  A tenant name is at most 64
+ * characters (inventory.name_id), so at most 256 bytes of UTF-8; a longer
+ * one is never remembered.  At most GRANT_CACHE_MAX pairs: when full, it
+ * starts again empty.
+ */
+#define GRANT_CACHE_TENANT 257
+#define GRANT_CACHE_MAX 4096
+
+typedef struct GrantCacheKey
+{
+	Oid			role;
+	char		tenant[GRANT_CACHE_TENANT];
+} GrantCacheKey;
+
+static HTAB *grant_cache = NULL;
+static Oid	grant_cache_relid = InvalidOid;	/* inventory.tenant_grant */
+static bool grant_cache_callbacks = false;
+
+/* Drops every remembered pair (an invalidation callback, or a full cache). */
+static void
+GrantCacheReset(void)
+{
+	if (grant_cache != NULL)
+	{
+		hash_destroy(grant_cache);
+		grant_cache = NULL;
+	}
+}
+
+static void
+GrantCacheSyscacheCallback(Datum arg, int cacheid, uint32 hashvalue)
+{
+	GrantCacheReset();
+}
+
+/*
+ * A relcache invalidation of inventory.tenant_grant (its trigger sends one
+ * at each change), or of every relation (relid InvalidOid)
+ */
+static void
+GrantCacheRelcacheCallback(Datum arg, Oid relid)
+{
+	if (grant_cache != NULL && (!OidIsValid(relid) || relid == grant_cache_relid))
+		GrantCacheReset();
+}
+
+/* Fills key with role and tenant; false when the tenant is too long. */
+static bool
+GrantCacheKeyOf(GrantCacheKey *key, Oid role, const char *tenant)
+{
+	size_t		len = strlen(tenant);
+
+	if (len >= GRANT_CACHE_TENANT)
+		return false;
+	memset(key, 0, sizeof(GrantCacheKey));
+	key->role = role;
+	memcpy(key->tenant, tenant, len);
+	return true;
+}
+
+/*
+ * Whether the pair is remembered, after taking in the invalidations that
+ * other sessions committed (they may drop it)
+ */
+static bool
+GrantCacheHas(Oid role, const char *tenant)
+{
+	GrantCacheKey key;
+
+	AcceptInvalidationMessages();
+	if (grant_cache == NULL || !GrantCacheKeyOf(&key, role, tenant))
+		return false;
+	return hash_search(grant_cache, &key, HASH_FIND, NULL) != NULL;
+}
+
+/* Remembers the pair. */
+static void
+GrantCacheAdd(Oid role, const char *tenant)
+{
+	GrantCacheKey key;
+
+	if (!GrantCacheKeyOf(&key, role, tenant))
+		return;
+	if (!grant_cache_callbacks)
+	{
+		CacheRegisterSyscacheCallback(AUTHOID, GrantCacheSyscacheCallback, 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, GrantCacheSyscacheCallback, 0);
+		CacheRegisterSyscacheCallback(TYPEOID, GrantCacheSyscacheCallback, 0);
+		CacheRegisterRelcacheCallback(GrantCacheRelcacheCallback, 0);
+		grant_cache_callbacks = true;
+	}
+	if (grant_cache != NULL && hash_get_num_entries(grant_cache) >= GRANT_CACHE_MAX)
+		GrantCacheReset();
+	if (grant_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		grant_cache_relid = get_relname_relid("tenant_grant",
+											  get_namespace_oid("inventory", false));
+
+		ctl.keysize = sizeof(GrantCacheKey);
+		ctl.entrysize = sizeof(GrantCacheKey);
+		ctl.hcxt = TopMemoryContext;
+		grant_cache = hash_create("pg_inventory tenant grants", 64, &ctl,
+								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+	hash_search(grant_cache, &key, HASH_ENTER, NULL);
+}
+
+/*
+ * Whether the caller of call has a live grant of tenant (or '*'): from the
+ * grant cache when the schema has the trigger that keeps it right (0.6 on),
+ * else by the statement
+ */
+static bool
+Granted(InventoryCall *call, const char *tenant)
+{
+	Datum		values[2];
+
+	if (call->guarded && GrantCacheHas(call->caller, tenant))
+		return true;
+	values[0] = CStringGetTextDatum(tenant);
+	values[1] = ObjectIdGetDatum(call->caller);
+	if (InventoryRunLatest(&granted, values, NULL) == 0)
+		return false;
+	if (call->guarded)
+		GrantCacheAdd(call->caller, tenant);
+	return true;
+}
+
+PG_FUNCTION_INFO_V1(inventory_tenant_grant_changed);
+
+/*
+ * inventory_tenant_grant_changed
+ *		The statement trigger tenant_grant_changed (0.6 on), AFTER INSERT,
+ *		UPDATE, DELETE or TRUNCATE of inventory.tenant_grant: sends an
+ *		invalidation of the table, which makes every backend drop its grant
+ *		cache when the change commits (and this one at its next command).
+ *		Errors: XX000 when not called as that trigger.
+ */
+Datum
+inventory_tenant_grant_changed(PG_FUNCTION_ARGS)
+{
+	TriggerData *trigdata = (TriggerData *) fcinfo->context;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "pg_inventory: inventory._tenant_grant_changed() is a trigger function");
+	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
+	return PointerGetDatum(NULL);
+}
+
+/*
  * InventoryAuthorise
  *		Raises 42501 unless the caller of call may act for tenant (a tenant
  *		name, or '*' for grants of every tenant): it is a superuser, or it
@@ -61,13 +235,9 @@ static InventoryStatement granted = {
 void
 InventoryAuthorise(InventoryCall *call, const char *tenant)
 {
-	Datum		values[2];
-
 	if (superuser_arg(call->caller))
 		return;
-	values[0] = CStringGetTextDatum(tenant);
-	values[1] = ObjectIdGetDatum(call->caller);
-	if (InventoryRunLatest(&granted, values, NULL) == 0)
+	if (!Granted(call, tenant))
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("role \"%s\" may not act for tenant \"%s\"",
@@ -89,13 +259,9 @@ InventoryAuthorise(InventoryCall *call, const char *tenant)
 bool
 InventoryActsForAll(InventoryCall *call)
 {
-	Datum		values[2];
-
 	if (superuser_arg(call->caller))
 		return true;
-	values[0] = CStringGetTextDatum("*");
-	values[1] = ObjectIdGetDatum(call->caller);
-	return InventoryRunLatest(&granted, values, NULL) > 0;
+	return Granted(call, "*");
 }
 
 /* Runs one utility statement (DDL) of a grant change. */

@@ -461,6 +461,11 @@ SELECT is_empty($$
 	  FROM pg_catalog.pg_proc p
 	 WHERE p.pronamespace = 'inventory'::regnamespace
 	   AND p.proname !~ '^_'
+	   -- 0.6: pure functions of their argument behind CHECK constraints:
+	   -- they run no SQL, and a SET clause would cost every checked row
+	   -- a save and restore of the setting
+	   AND p.oid NOT IN ('inventory.is_reservation_state(text)'::regprocedure,
+						 'inventory.is_event_type(text)'::regprocedure)
 	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
 	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s
 						WHERE s LIKE 'search\_path=pg\_catalog, %pg\_temp')
@@ -606,13 +611,14 @@ SELECT ok(
 	   FROM pg_catalog.pg_extension WHERE extname = 'pg_inventory'),
 	'inventory.stock is registered for pg_dump (or is a view over registered tables)');
 
--- the event types of 0.5 pass the outbox's check
+-- the event types of 0.5 pass the outbox's check (0.6: a C function)
 SELECT ok(
-	(SELECT pg_get_constraintdef(c.oid) ~ 'reservation\.extended' AND pg_get_constraintdef(c.oid) ~ 'reservation\.amended'
-	    AND pg_get_constraintdef(c.oid) ~ 'stock\.out_of_stock' AND pg_get_constraintdef(c.oid) ~ 'stock\.back_in_stock'
-	    AND pg_get_constraintdef(c.oid) ~ 'stock\.low'
+	(SELECT pg_get_constraintdef(c.oid) = 'CHECK (inventory.is_event_type(event_type))'
 	   FROM pg_catalog.pg_constraint c
-	  WHERE c.conname = 'outbox_event_type_valid' AND c.conrelid = 'inventory.outbox'::regclass),
+	  WHERE c.conname = 'outbox_event_type_valid' AND c.conrelid = 'inventory.outbox'::regclass)
+	AND inventory.is_event_type('reservation.extended') AND inventory.is_event_type('reservation.amended')
+	AND inventory.is_event_type('stock.out_of_stock') AND inventory.is_event_type('stock.back_in_stock')
+	AND inventory.is_event_type('stock.low') AND NOT inventory.is_event_type('stock.lower'),
 	'outbox_event_type_valid admits reservation.extended, reservation.amended, stock.out_of_stock, stock.back_in_stock, stock.low');
 
 SELECT * FROM finish();

@@ -10,6 +10,8 @@
  *	  a slot derived from its (sku, location)'s policy and level and the
  *	  SKU's slot count (inventory.slot_keep_units, inventory.slot_level_watch),
  *	  so that a reservation's fast path reads the slot row alone;
+ *	- the index location_allocation_order (a tenant's active locations in
+ *	  allocation order, read by every reservation);
  *	- the statement trigger tenant_grant_changed on inventory.tenant_grant,
  *	  which lets a backend remember the tenant grants its checks let
  *	  through (src/auth.c) and forget them when a grant changes.
@@ -36,7 +38,7 @@ $$;
 -- in flight end and the calls that start meanwhile wait; then the others
 LOCK TABLE inventory.reservation, inventory.reservation_transition,
 	inventory.outbox, inventory.sku, inventory.stock_location,
-	inventory.stock_slot, inventory.tenant_grant
+	inventory.stock_slot, inventory.tenant_grant, inventory.location
 	IN ACCESS EXCLUSIVE MODE;
 
 /* ---------------------------------------------------------------------
@@ -56,6 +58,17 @@ CREATE FUNCTION inventory.is_event_type(event_type text)
 COMMENT ON FUNCTION inventory.is_event_type(text) IS
 	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
 
+-- 0.6: a backend remembers the tenant grants its checks let through
+-- (README "Roles and grants") and each tenant's first active locations;
+-- every change of those tables, whoever makes it, tells the other backends
+-- to forget them (statement triggers tenant_grant_changed, location_changed)
+CREATE FUNCTION inventory._table_changed()
+	RETURNS trigger
+	LANGUAGE C
+	AS 'MODULE_PATHNAME', 'inventory_table_changed';
+COMMENT ON FUNCTION inventory._table_changed() IS
+	'Trigger function of tenant_grant_changed and location_changed (0.6): sends an invalidation of the table, so that every backend drops what it remembered of it (tenant grants, a tenant''s locations in allocation order) once the change commits. Not callable otherwise (XX000).';
+
 ALTER TABLE inventory.reservation
 	DROP CONSTRAINT reservation_state_valid,
 	ADD CONSTRAINT reservation_state_valid
@@ -74,9 +87,7 @@ ALTER TABLE inventory.outbox
  * ------------------------------------------------------------------- */
 ALTER TABLE inventory.stock_slot
 	ADD COLUMN keep_units bigint,
-	ADD COLUMN level_watch bigint,
-	ADD CONSTRAINT stock_slot_keep_units_nonneg CHECK (keep_units >= 0),
-	ADD CONSTRAINT stock_slot_level_watch_nonneg CHECK (level_watch >= 0);
+	ADD COLUMN level_watch bigint;
 COMMENT ON COLUMN inventory.stock_slot.keep_units IS 'Units of available that a reservation taking from this slot alone must leave (0.6): inventory.slot_keep_units(sku.slots, safety_stock) of its (sku, location). NULL: none may take from available in this slot alone (several slots and a safety stock; only a call that locks every slot and checks the total may). Kept by the pg_inventory functions; check_invariants compares.';
 COMMENT ON COLUMN inventory.stock_slot.level_watch IS 'Units (0.6): a take from available that leaves more than this in the slot cannot change the stock level, so the call does not look at it: inventory.slot_level_watch(sku.slots, safety_stock, low_threshold, level) of its (sku, location). NULL: the level is looked at after every change of available. Kept by the pg_inventory functions; check_invariants compares.';
 
@@ -109,20 +120,26 @@ UPDATE inventory.stock_slot s
  WHERE s.tenant = l.tenant AND s.sku = l.sku AND s.location = l.location;
 
 /* ---------------------------------------------------------------------
+ * The tenant's locations in allocation order.
+ * ------------------------------------------------------------------- */
+-- 0.6: a reservation reads the tenant's first two active locations in
+-- allocation order: this index gives them without a sort
+CREATE INDEX location_allocation_order ON inventory.location (tenant, priority, location)
+	WHERE active;
+COMMENT ON INDEX inventory.location_allocation_order IS
+	'The active locations of each tenant in allocation order (priority, then name): a reservation reads the first two (0.6).';
+CREATE TRIGGER location_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.location
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
+COMMENT ON TRIGGER location_changed ON inventory.location IS
+	'Makes every backend forget the tenants'' locations it remembered when a location changes (0.6).';
+
+/* ---------------------------------------------------------------------
  * The grant cache's trigger.
  * ------------------------------------------------------------------- */
--- 0.6: a backend remembers the grants its checks let through (README
--- "Roles and grants"); every change of this table, whoever makes it, tells
--- the other backends to forget them
-CREATE FUNCTION inventory._tenant_grant_changed()
-	RETURNS trigger
-	LANGUAGE C
-	AS 'MODULE_PATHNAME', 'inventory_tenant_grant_changed';
-COMMENT ON FUNCTION inventory._tenant_grant_changed() IS
-	'Trigger function of tenant_grant_changed (0.6): sends an invalidation of inventory.tenant_grant, so that every backend drops the tenant grants it remembered once the change commits. Not callable otherwise (XX000).';
 CREATE TRIGGER tenant_grant_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.tenant_grant
-	FOR EACH STATEMENT EXECUTE FUNCTION inventory._tenant_grant_changed();
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
 COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
 	'Makes every backend forget the tenant grants it remembered when a grant row changes (0.6; README "Roles and grants").';
 
@@ -131,4 +148,4 @@ COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
 REVOKE ALL ON FUNCTION inventory.is_reservation_state(text),
 	inventory.is_event_type(text), inventory.slot_keep_units(integer, bigint),
 	inventory.slot_level_watch(integer, bigint, bigint, text),
-	inventory._tenant_grant_changed() FROM PUBLIC;
+	inventory._table_changed() FROM PUBLIC;

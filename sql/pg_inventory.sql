@@ -82,6 +82,17 @@ CREATE FUNCTION inventory.is_event_type(event_type text)
 COMMENT ON FUNCTION inventory.is_event_type(text) IS
 	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
 
+-- 0.6: a backend remembers the tenant grants its checks let through
+-- (README "Roles and grants") and each tenant's first active locations;
+-- every change of those tables, whoever makes it, tells the other backends
+-- to forget them (statement triggers tenant_grant_changed, location_changed)
+CREATE FUNCTION inventory._table_changed()
+	RETURNS trigger
+	LANGUAGE C
+	AS 'MODULE_PATHNAME', 'inventory_table_changed';
+COMMENT ON FUNCTION inventory._table_changed() IS
+	'Trigger function of tenant_grant_changed and location_changed (0.6): sends an invalidation of the table, so that every backend drops what it remembered of it (tenant grants, a tenant''s locations in allocation order) once the change commits. Not callable otherwise (XX000).';
+
 /* ---------------------------------------------------------------------
  * sku: the catalog of SKUs, one row per (tenant, sku), created by restock,
  * and stock_slot: their counters, split over one or more slots.
@@ -126,6 +137,18 @@ COMMENT ON COLUMN inventory.location.priority IS 'Allocation order, -1000000 to 
 COMMENT ON COLUMN inventory.location.active IS 'Whether reservations may take units here; an inactive location keeps its stock and can be restocked and adjusted.';
 COMMENT ON COLUMN inventory.location.created_at IS 'When the location was created (pg_inventory clock).';
 COMMENT ON COLUMN inventory.location.updated_at IS 'When its priority or active flag last changed (pg_inventory clock).';
+
+-- 0.6: a reservation reads the tenant's first two active locations in
+-- allocation order: this index gives them without a sort
+CREATE INDEX location_allocation_order ON inventory.location (tenant, priority, location)
+	WHERE active;
+COMMENT ON INDEX inventory.location_allocation_order IS
+	'The active locations of each tenant in allocation order (priority, then name): a reservation reads the first two (0.6).';
+CREATE TRIGGER location_changed
+	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.location
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
+COMMENT ON TRIGGER location_changed ON inventory.location IS
+	'Makes every backend forget the tenants'' locations it remembered when a location changes (0.6).';
 
 CREATE TABLE inventory.allocation_policy (
 	tenant		inventory.name_id NOT NULL,
@@ -192,9 +215,7 @@ CREATE TABLE inventory.stock_slot (
 	CONSTRAINT stock_slot_slot_range CHECK (slot BETWEEN 0 AND 255),
 	CONSTRAINT stock_available_nonneg CHECK (available >= 0),
 	CONSTRAINT stock_reserved_nonneg CHECK (reserved >= 0),
-	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0),
-	CONSTRAINT stock_slot_keep_units_nonneg CHECK (keep_units >= 0),
-	CONSTRAINT stock_slot_level_watch_nonneg CHECK (level_watch >= 0)
+	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0)
 );
 COMMENT ON TABLE inventory.stock_slot IS
 	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Written only by the pg_inventory functions.';
@@ -497,18 +518,9 @@ COMMENT ON COLUMN inventory.tenant_grant.tenant IS 'Tenant name, or * for every 
 COMMENT ON COLUMN inventory.tenant_grant.member IS 'Role granted.';
 COMMENT ON COLUMN inventory.tenant_grant.granted_at IS 'When the grant was made.';
 
--- 0.6: a backend remembers the grants its checks let through (README
--- "Roles and grants"); every change of this table, whoever makes it, tells
--- the other backends to forget them
-CREATE FUNCTION inventory._tenant_grant_changed()
-	RETURNS trigger
-	LANGUAGE C
-	AS 'MODULE_PATHNAME', 'inventory_tenant_grant_changed';
-COMMENT ON FUNCTION inventory._tenant_grant_changed() IS
-	'Trigger function of tenant_grant_changed (0.6): sends an invalidation of inventory.tenant_grant, so that every backend drops the tenant grants it remembered once the change commits. Not callable otherwise (XX000).';
 CREATE TRIGGER tenant_grant_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.tenant_grant
-	FOR EACH STATEMENT EXECUTE FUNCTION inventory._tenant_grant_changed();
+	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
 COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
 	'Makes every backend forget the tenant grants it remembered when a grant row changes (0.6; README "Roles and grants").';
 

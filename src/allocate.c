@@ -30,13 +30,132 @@
  */
 #include "postgres.h"
 
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
 
 #include "inventory_errcodes.h"
+#include "statement.h"
 #include "storage.h"
 #include "allocate.h"
+
+/*
+ * The location cache (0.6 on): per backend, each tenant's first two active
+ * locations in allocation order, which every reservation needs (with one,
+ * the policy is that location: InventoryFirstLocations).  Dropped at every
+ * invalidation of inventory.location, which its statement trigger
+ * location_changed sends at each change of the table (whoever makes it),
+ * and taken in at each lookup, as the grant cache of auth.c does; filled
+ * from the latest committed rows (and the caller's own changes), never
+ * from an older snapshot, so that a change seen once is never forgotten.
+ * A name is at most 64 characters, 256 bytes.  At most
+ * LOCATION_CACHE_MAX tenants: when full, it starts again empty.
+ */
+#define LOCATION_CACHE_NAME 257
+#define LOCATION_CACHE_MAX 4096
+
+typedef struct FirstLocations
+{
+	char		tenant[LOCATION_CACHE_NAME];	/* the key */
+	int			count;			/* 0, 1 or 2 */
+	char		names[2][LOCATION_CACHE_NAME];
+} FirstLocations;
+
+static HTAB *location_cache = NULL;
+static Oid	location_cache_relid = InvalidOid;	/* inventory.location */
+static bool location_cache_callback = false;
+
+static void
+LocationCacheCallback(Datum arg, Oid relid)
+{
+	if (location_cache != NULL &&
+		(!OidIsValid(relid) || relid == location_cache_relid))
+	{
+		hash_destroy(location_cache);
+		location_cache = NULL;
+	}
+}
+
+/* $1 tenant: its first two active locations in allocation order */
+static InventoryStatement first_locations = {
+	"read first locations",
+	"SELECT l.location::text FROM inventory.location l "
+	"WHERE l.tenant = $1 AND l.active ORDER BY l.priority, l.location LIMIT 2",
+	1, {TEXTOID}
+};
+
+/*
+ * InventoryFirstLocations
+ *		0.6 on: the tenant's first two active locations in allocation order
+ *		(at most two names in names[], palloc'd), from the location cache
+ *		or read and remembered.  Returns how many (0 to 2).  Runs inside a
+ *		call (SPI connected, as the owner).  Errors: those of the read.
+ */
+int
+InventoryFirstLocations(const char *tenant, char ***names)
+{
+	FirstLocations *entry;
+	FirstLocations key;
+	bool		found;
+	uint64		n;
+	int			i;
+
+	*names = palloc(sizeof(char *) * 2);
+	AcceptInvalidationMessages();
+	if (strlen(tenant) < LOCATION_CACHE_NAME && location_cache != NULL)
+	{
+		memset(key.tenant, 0, LOCATION_CACHE_NAME);
+		strcpy(key.tenant, tenant);
+		entry = hash_search(location_cache, key.tenant, HASH_FIND, NULL);
+		if (entry != NULL)
+		{
+			for (i = 0; i < entry->count; i++)
+				(*names)[i] = pstrdup(entry->names[i]);
+			return entry->count;
+		}
+	}
+	n = InventoryRunLatest(&first_locations, (Datum[]) {CStringGetTextDatum(tenant)},
+						   NULL);
+	for (i = 0; i < (int) n; i++)
+		(*names)[i] = InventoryResultText(i, 1);
+	if (strlen(tenant) >= LOCATION_CACHE_NAME)
+		return (int) n;
+	for (i = 0; i < (int) n; i++)
+		if (strlen((*names)[i]) >= LOCATION_CACHE_NAME)
+			return (int) n;
+	if (!location_cache_callback)
+	{
+		CacheRegisterRelcacheCallback(LocationCacheCallback, 0);
+		location_cache_callback = true;
+	}
+	if (location_cache != NULL &&
+		hash_get_num_entries(location_cache) >= LOCATION_CACHE_MAX)
+		LocationCacheCallback(0, InvalidOid);
+	if (location_cache == NULL)
+	{
+		HASHCTL		ctl;
+
+		location_cache_relid = get_relname_relid("location",
+												 get_namespace_oid("inventory", false));
+		ctl.keysize = LOCATION_CACHE_NAME;
+		ctl.entrysize = sizeof(FirstLocations);
+		ctl.hcxt = TopMemoryContext;
+		location_cache = hash_create("pg_inventory first locations", 64, &ctl,
+									 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+	}
+	memset(key.tenant, 0, LOCATION_CACHE_NAME);
+	strcpy(key.tenant, tenant);
+	entry = hash_search(location_cache, key.tenant, HASH_ENTER, &found);
+	entry->count = (int) n;
+	for (i = 0; i < (int) n; i++)
+		strlcpy(entry->names[i], (*names)[i], LOCATION_CACHE_NAME);
+	return (int) n;
+}
 
 /*
  * The tenant's $1 locations (names, active flags, priorities) in (priority,

@@ -22,6 +22,7 @@ typedef struct InventoryPolicy
 } InventoryPolicy;
 
 extern void InventoryReadPolicy(const char *tenant, InventoryPolicy *policy);
+extern int	InventoryFirstLocations(const char *tenant, char ***names);
 extern int	InventoryPolicyRank(const InventoryPolicy *policy,
 								const char *location);
 extern void InventorySortLines(InventoryLines *lines);

@@ -32,7 +32,8 @@
  * before runs no statement to check it.  The memory is dropped whenever
  * PostgreSQL says that something the check reads may have changed: a row
  * of inventory.tenant_grant (the statement trigger tenant_grant_changed
- * sends an invalidation of the table, whoever writes it), a role or a role
+ * sends an invalidation of the table, whoever writes it: see
+ * inventory_table_changed), a role or a role
  * membership (pg_authid, pg_auth_members: what pg_has_role reads), or a
  * type's privileges (the marker).  Each check first takes in the
  * invalidations other sessions committed, so a revoke takes effect for the
@@ -204,23 +205,25 @@ Granted(InventoryCall *call, const char *tenant)
 	return true;
 }
 
-PG_FUNCTION_INFO_V1(inventory_tenant_grant_changed);
+PG_FUNCTION_INFO_V1(inventory_table_changed);
 
 /*
- * inventory_tenant_grant_changed
- *		The statement trigger tenant_grant_changed (0.6 on), AFTER INSERT,
- *		UPDATE, DELETE or TRUNCATE of inventory.tenant_grant: sends an
- *		invalidation of the table, which makes every backend drop its grant
- *		cache when the change commits (and this one at its next command).
- *		Errors: XX000 when not called as that trigger.
+ * inventory_table_changed
+ *		inventory._table_changed(), the function of the statement triggers
+ *		tenant_grant_changed and location_changed (0.6 on), AFTER INSERT,
+ *		UPDATE, DELETE or TRUNCATE: sends an invalidation of the table, which
+ *		makes every backend drop what it remembered of it (the grant cache
+ *		here, the location cache of allocate.c) when the change commits, and
+ *		this backend at its next command (or when the change rolls back).
+ *		Errors: XX000 when not called as a trigger.
  */
 Datum
-inventory_tenant_grant_changed(PG_FUNCTION_ARGS)
+inventory_table_changed(PG_FUNCTION_ARGS)
 {
 	TriggerData *trigdata = (TriggerData *) fcinfo->context;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "pg_inventory: inventory._tenant_grant_changed() is a trigger function");
+		elog(ERROR, "pg_inventory: inventory._table_changed() is a trigger function");
 	CacheInvalidateRelcacheByRelid(RelationGetRelid(trigdata->tg_relation));
 	return PointerGetDatum(NULL);
 }

@@ -634,6 +634,19 @@ static InventoryStatement claim_key_located = {
 };
 
 /*
+ * 0.6: the claim alone (the first locations come from the location cache,
+ * InventoryFirstLocations)
+ */
+static InventoryStatement claim_key_guarded = {
+	"claim request key",
+	"INSERT INTO inventory.reservation AS r "
+	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
+	"request) VALUES ($1, $2, 'pending', $3, 1, $4, $4, $5) "
+	"ON CONFLICT (tenant, request_key) DO NOTHING RETURNING r.id",
+	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
+};
+
+/*
  * The records of a new pending reservation: its lines, the transition
  * NULL -> pending and the reservation.reserved event.  $1 id, $2 skus, $3
  * quantities, $4 actor, $5 clock, $6 tenant, $7 key, $8 expires_at (the
@@ -841,8 +854,9 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	 */
 	for (attempt = 0;; attempt++)
 	{
-		if (InventoryRun(STMT(&call, claim_key), values, nulls,
-						 call.located ? SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) > 0)
+		if (InventoryRun(call.guarded ? &claim_key_guarded : STMT(&call, claim_key),
+						 values, nulls, call.located && !call.guarded ?
+						 SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) > 0)
 		{
 			claimed = true;
 			break;
@@ -876,19 +890,30 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	if (call.located)
 	{
 		InventoryPolicy policy;
-		Datum	   *first;
+		char	  **first;
 		int			nfirst;
-		bool		isnull;
 
-		deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 2, &isnull)),
-						  TEXTOID, -1, false, TYPALIGN_INT, &first, NULL,
-						  &nfirst);
+		if (call.guarded)
+			nfirst = InventoryFirstLocations(tenant, &first);
+		else
+		{
+			Datum	   *names;
+			bool		isnull;
+			int			i;
+
+			deconstruct_array(DatumGetArrayTypeP(InventoryResultDatum(0, 2, &isnull)),
+							  TEXTOID, -1, false, TYPALIGN_INT, &names, NULL,
+							  &nfirst);
+			first = palloc(sizeof(char *) * Max(nfirst, 1));
+			for (i = 0; i < nfirst; i++)
+				first[i] = TextDatumGetCString(names[i]);
+		}
 		if (nfirst == 1 && !PinsLocation(lines))
 		{
 			/* one active location and no pin: the policy is that location */
 			policy.count = 1;
 			policy.names = palloc(sizeof(char *));
-			policy.names[0] = TextDatumGetCString(first[0]);
+			policy.names[0] = first[0];
 			policy.active = palloc(sizeof(bool));
 			policy.active[0] = true;
 			policy.priority = palloc0(sizeof(int32));

@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(233);
+SELECT plan(255);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -131,9 +131,12 @@ INSERT INTO contract_column VALUES
 	('stock_ledger', 'location', 'text'),
 	('reservation_line', 'location', 'text'),
 	('reservation_line', 'available', 'bigint'),
-	('reservation', 'request', 'jsonb');
+	('reservation', 'request', 'jsonb'),
+	-- 0.6: the slot guards
+	('stock_slot', 'keep_units', 'bigint'),
+	('stock_slot', 'level_watch', 'bigint');
 
--- one has_column per contract column (71 tests)
+-- one has_column per contract column (73 tests)
 SELECT has_column('inventory', rel, col,
 		format('inventory.%s has column %s', rel, col))
   FROM contract_column ORDER BY rel, col;
@@ -175,6 +178,8 @@ SELECT col_not_null('inventory', 'stock_slot', 'consumed', 'stock_slot.consumed 
 SELECT col_not_null('inventory', 'reservation', 'state', 'reservation.state is NOT NULL');
 SELECT col_not_null('inventory', 'outbox', 'event_id', 'outbox.event_id is NOT NULL');
 SELECT col_is_null('inventory', 'reservation', 'expires_at', 'reservation.expires_at may be NULL (rejected reservations)');
+SELECT col_is_null('inventory', 'stock_slot', 'keep_units', 'stock_slot.keep_units may be NULL (several slots and a safety stock: no fast path from available) (0.6)');
+SELECT col_is_null('inventory', 'stock_slot', 'level_watch', 'stock_slot.level_watch may be NULL (the level is looked at after every change) (0.6)');
 
 /* ------------------------------------------------------------------
  * inventory.outcome
@@ -229,6 +234,11 @@ SELECT has_function('inventory', 'extend', ARRAY['text', 'text', 'timestamp with
 SELECT has_function('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'amend(text, text, jsonb) exists');
 -- #14 part B: a SKU with no stock
 SELECT has_function('inventory', 'register_sku', ARRAY['text', 'text', 'text'], 'register_sku(text, text, text) exists');
+-- 0.6: the closed lists of the CHECK constraints and the slot guards
+SELECT has_function('inventory', 'is_reservation_state', ARRAY['text'], 'is_reservation_state(text) exists (0.6)');
+SELECT has_function('inventory', 'is_event_type', ARRAY['text'], 'is_event_type(text) exists (0.6)');
+SELECT has_function('inventory', 'slot_keep_units', ARRAY['integer', 'bigint'], 'slot_keep_units(integer, bigint) exists (0.6)');
+SELECT has_function('inventory', 'slot_level_watch', ARRAY['integer', 'bigint', 'bigint', 'text'], 'slot_level_watch(integer, bigint, bigint, text) exists (0.6)');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -268,6 +278,10 @@ SELECT function_returns('inventory', 'extend', ARRAY['text', 'text', 'timestamp 
 SELECT function_returns('inventory', 'amend', ARRAY['text', 'text', 'jsonb'], 'inventory.outcome', 'amend returns inventory.outcome');
 SELECT function_returns('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'integer', 'purge_history returns integer');
 SELECT function_returns('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'integer', 'archive_ledger returns integer');
+SELECT function_returns('inventory', 'is_reservation_state', ARRAY['text'], 'boolean', 'is_reservation_state returns boolean');
+SELECT function_returns('inventory', 'is_event_type', ARRAY['text'], 'boolean', 'is_event_type returns boolean');
+SELECT function_returns('inventory', 'slot_keep_units', ARRAY['integer', 'bigint'], 'bigint', 'slot_keep_units returns bigint');
+SELECT function_returns('inventory', 'slot_level_watch', ARRAY['integer', 'bigint', 'bigint', 'text'], 'bigint', 'slot_level_watch returns bigint');
 SELECT is(pg_get_function_result('inventory.availability(text,text[])'::regprocedure),
 	'TABLE(sku text, location text, sellable bigint, available bigint, reserved bigint, consumed bigint)',
 	'availability returns TABLE(sku, location, sellable, available, reserved, consumed)');
@@ -332,6 +346,29 @@ SELECT is(pg_get_function_arguments('inventory.purge_history(interval,integer,bo
 SELECT is(pg_get_function_arguments('inventory.archive_ledger(interval,integer)'::regprocedure),
 	'older_than interval DEFAULT ''365 days''::interval, max_rows integer DEFAULT 10000',
 	'archive_ledger: older_than defaults to 365 days, max_rows to 10000');
+SELECT is(pg_get_function_arguments('inventory.is_reservation_state(text)'::regprocedure),
+	'state text', 'is_reservation_state: parameter names');
+SELECT is(pg_get_function_arguments('inventory.is_event_type(text)'::regprocedure),
+	'event_type text', 'is_event_type: parameter names');
+SELECT is(pg_get_function_arguments('inventory.slot_keep_units(integer,bigint)'::regprocedure),
+	'slots integer, safety_stock bigint', 'slot_keep_units: parameter names');
+SELECT is(pg_get_function_arguments('inventory.slot_level_watch(integer,bigint,bigint,text)'::regprocedure),
+	'slots integer, safety_stock bigint, low_threshold bigint, level text',
+	'slot_level_watch: parameter names');
+-- a CHECK constraint and check_invariants need them IMMUTABLE; the two
+-- of the CHECKs are STRICT (NULL for NULL, which a CHECK passes: the
+-- columns are NOT NULL)
+SELECT is_empty($$
+	SELECT p.oid::regprocedure::text, p.provolatile, p.proisstrict
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.oid IN ('inventory.is_reservation_state(text)'::regprocedure,
+					 'inventory.is_event_type(text)'::regprocedure,
+					 'inventory.slot_keep_units(integer,bigint)'::regprocedure,
+					 'inventory.slot_level_watch(integer,bigint,bigint,text)'::regprocedure)
+	   AND (p.provolatile <> 'i' OR p.proparallel <> 's'
+			OR (p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
+				AND NOT p.proisstrict))
+$$, 'is_reservation_state, is_event_type, slot_keep_units and slot_level_watch are IMMUTABLE and PARALLEL SAFE, the C ones STRICT (0.6)');
 -- availability only reads: it must not be VOLATILE either
 SELECT isnt((SELECT provolatile FROM pg_catalog.pg_proc
 			  WHERE oid = 'inventory.availability(text,text[])'::regprocedure),
@@ -423,6 +460,17 @@ SELECT is_empty($$
 		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
 $$, 'every 0.5 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
 SELECT is_empty($$
+	SELECT f FROM unnest(ARRAY[
+		'inventory.is_reservation_state(text)',
+		'inventory.is_event_type(text)',
+		'inventory.slot_keep_units(integer,bigint)',
+		'inventory.slot_level_watch(integer,bigint,bigint,text)']) AS f
+	 WHERE to_regprocedure(f) IS NULL
+		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
+		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+$$, 'every 0.6 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
+SELECT is_empty($$
 	SELECT c.oid::regclass::text, x.privilege_type
 	  FROM pg_catalog.pg_class c,
 		   aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
@@ -456,6 +504,9 @@ SELECT is_empty($$
 	   AND s LIKE 'search\_path=%'
 	   AND s !~ '^search_path=(pg_catalog, )?.*pg_temp"?$'
 $$, 'every pinned search_path of schema inventory lists pg_temp last');
+-- but the two C functions the CHECK constraints call (0.6): IMMUTABLE,
+-- they read no table and run no SQL, and a SET clause would cost a GUC
+-- save and restore for every row written
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text
 	  FROM pg_catalog.pg_proc p
@@ -467,9 +518,20 @@ SELECT is_empty($$
 	   AND p.oid NOT IN ('inventory.is_reservation_state(text)'::regprocedure,
 						 'inventory.is_event_type(text)'::regprocedure)
 	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
+	   AND p.oid NOT IN ('inventory.is_reservation_state(text)'::regprocedure,
+						 'inventory.is_event_type(text)'::regprocedure)
 	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s
 						WHERE s LIKE 'search\_path=pg\_catalog, %pg\_temp')
-$$, 'every C function of schema inventory (which runs SQL as the owner) pins search_path = pg_catalog, ..., pg_temp');
+$$, 'every C function of schema inventory (which runs SQL as the owner) pins search_path = pg_catalog, ..., pg_temp, but is_reservation_state and is_event_type');
+SELECT results_eq($$
+	SELECT p.proname::text COLLATE "default", p.provolatile::text, p.proconfig IS NULL
+	  FROM pg_catalog.pg_proc p
+	 WHERE p.pronamespace = 'inventory'::regnamespace
+	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
+	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s WHERE s LIKE 'search\_path=%')
+	 ORDER BY 1
+$$, $$ VALUES ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
+	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6)');
 
 /* ------------------------------------------------------------------
  * Named constraints (a violation message reads as the rule)
@@ -611,15 +673,46 @@ SELECT ok(
 	   FROM pg_catalog.pg_extension WHERE extname = 'pg_inventory'),
 	'inventory.stock is registered for pg_dump (or is a view over registered tables)');
 
--- the event types of 0.5 pass the outbox's check (0.6: a C function)
-SELECT ok(
-	(SELECT pg_get_constraintdef(c.oid) = 'CHECK (inventory.is_event_type(event_type))'
-	   FROM pg_catalog.pg_constraint c
-	  WHERE c.conname = 'outbox_event_type_valid' AND c.conrelid = 'inventory.outbox'::regclass)
-	AND inventory.is_event_type('reservation.extended') AND inventory.is_event_type('reservation.amended')
-	AND inventory.is_event_type('stock.out_of_stock') AND inventory.is_event_type('stock.back_in_stock')
-	AND inventory.is_event_type('stock.low') AND NOT inventory.is_event_type('stock.lower'),
-	'outbox_event_type_valid admits reservation.extended, reservation.amended, stock.out_of_stock, stock.back_in_stock, stock.low');
+-- 0.6: the CHECKs on states and event types call the C functions (the
+-- lists are in src/validate.c)
+SELECT results_eq($$
+	SELECT c.conrelid::regclass::text, c.conname::text COLLATE "default", pg_get_constraintdef(c.oid)
+	  FROM pg_catalog.pg_constraint c
+	 WHERE c.connamespace = 'inventory'::regnamespace
+	   AND c.conname IN ('reservation_state_valid', 'reservation_transition_state_valid',
+						 'outbox_event_type_valid')
+	 ORDER BY 2
+$$, $$ VALUES
+	('inventory.outbox', 'outbox_event_type_valid', 'CHECK (inventory.is_event_type(event_type))'),
+	('inventory.reservation', 'reservation_state_valid', 'CHECK (inventory.is_reservation_state(state))'),
+	('inventory.reservation_transition', 'reservation_transition_state_valid', 'CHECK (inventory.is_reservation_state(to_state))')
+$$, 'reservation_state_valid, reservation_transition_state_valid and outbox_event_type_valid call is_reservation_state and is_event_type (0.6)');
+
+-- every event type and state of the README passes, others do not
+SELECT is(
+	(SELECT array_agg(t ORDER BY t) FROM unnest(ARRAY[
+		'reservation.reserved', 'reservation.confirmed', 'reservation.cancelled',
+		'reservation.expired', 'reservation.compensated', 'reservation.extended',
+		'reservation.amended', 'stock.restocked', 'stock.adjusted',
+		'stock.out_of_stock', 'stock.back_in_stock', 'stock.low',
+		'stock.high', 'Stock.low', 'stock.low ', '']) AS t
+	  WHERE inventory.is_event_type(t)),
+	ARRAY['reservation.amended', 'reservation.cancelled', 'reservation.compensated',
+		  'reservation.confirmed', 'reservation.expired', 'reservation.extended',
+		  'reservation.reserved', 'stock.adjusted', 'stock.back_in_stock', 'stock.low',
+		  'stock.out_of_stock', 'stock.restocked'],
+	'is_event_type admits the twelve event types (those of 0.5 included) and nothing else');
+SELECT is(
+	(SELECT array_agg(s ORDER BY s) FROM unnest(ARRAY[
+		'pending', 'confirmed', 'cancelled', 'expired', 'rejected', 'compensated',
+		'Pending', 'pending ', 'reserved', '']) AS s
+	  WHERE inventory.is_reservation_state(s)),
+	ARRAY['cancelled', 'compensated', 'confirmed', 'expired', 'pending', 'rejected'],
+	'is_reservation_state admits the six states and nothing else');
+SELECT throws_ok($$
+	INSERT INTO inventory.outbox (event_id, event_type, tenant, payload, created_at)
+	VALUES (gen_random_uuid(), 'stock.high', 'pgtap', '{}', now())
+$$, '23514', NULL, 'outbox_event_type_valid refuses an unknown event type, a superuser''s too');
 
 SELECT * FROM finish();
 ROLLBACK;

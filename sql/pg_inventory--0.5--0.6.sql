@@ -65,6 +65,7 @@ COMMENT ON FUNCTION inventory.is_event_type(text) IS
 CREATE FUNCTION inventory._table_changed()
 	RETURNS trigger
 	LANGUAGE C
+	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_table_changed';
 COMMENT ON FUNCTION inventory._table_changed() IS
 	'Trigger function of tenant_grant_changed and location_changed (0.6): sends an invalidation of the table, so that every backend drops what it remembered of it (tenant grants, a tenant''s locations in allocation order) once the change commits. Not callable otherwise (XX000).';

@@ -124,9 +124,12 @@ INSERT INTO inventory.stock_ledger (tenant, sku, request_key, kind, delta, reaso
 SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 'open-' || g, 'receipt', 1000000000, 'opening stock',
 	1000000000, 'bench-load', now() - interval '3 days', 'default'
 FROM generate_series(1, :skus) g;
--- reservation r holds one unit of SKU (r - 1) % skus + 1
-INSERT INTO inventory.stock_slot (tenant, sku, slot, available, reserved, consumed, updated_at, location)
-SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 0, 1000000000 - c, 0, c, now(), 'default'
+-- reservation r holds one unit of SKU (r - 1) % skus + 1; the slot's
+-- guards (0.6) as the functions set them: no safety stock (keep_units 0),
+-- one slot in_stock without a low threshold (level_watch 0)
+INSERT INTO inventory.stock_slot (tenant, sku, slot, available, reserved, consumed, updated_at, location,
+	keep_units, level_watch)
+SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 0, 1000000000 - c, 0, c, now(), 'default', 0, 0
 FROM (SELECT g, (:history / :skus + CASE WHEN g <= :history % :skus THEN 1 ELSE 0 END)::bigint AS c
 	  FROM generate_series(1, :skus) g) x;
 INSERT INTO inventory.reservation (id, tenant, request_key, state, expires_at, version, created_at, updated_at)

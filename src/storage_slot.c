@@ -689,9 +689,9 @@ InventorySlotGuarded(void)
  * InventoryRefreshSlotGuards
  *		0.6 on: writes the guards of every slot of the tenant's SKU (at
  *		every location) from its policy, level and slot count where they
- *		differ.  Called by set_stock_policy, set_stock_slots and the
- *		creation of a SKU's counters at a location, with the slots locked
- *		(or new).  Does nothing before 0.6.
+ *		differ.  Called by set_stock_policy and set_stock_slots, with the
+ *		slots locked (new slots get theirs from
+ *		ensure_sku_location_guarded).  Does nothing before 0.6.
  */
 void
 InventoryRefreshSlotGuards(const char *tenant, const char *sku)
@@ -1425,6 +1425,24 @@ static InventoryStatement ensure_sku_location = {
 	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 
+/*
+ * 0.6: the same, the new slots with their guards: a new (sku, location)
+ * has no safety stock (keep_units 0) and no level yet (level_watch NULL)
+ */
+static InventoryStatement ensure_sku_location_guarded = {
+	"create SKU at location",
+	"WITH k AS (SELECT k.slots FROM inventory.sku k "
+	"WHERE k.tenant = $1 AND k.sku = $2 FOR SHARE), "
+	"l AS (INSERT INTO inventory.stock_location (tenant, sku, location, created_at) "
+	"SELECT $1, $2, $4, $3 FROM k "
+	"ON CONFLICT (tenant, sku, location) DO NOTHING RETURNING tenant, sku, location) "
+	"INSERT INTO inventory.stock_slot "
+	"(tenant, sku, location, slot, updated_at, keep_units, level_watch) "
+	"SELECT l.tenant, l.sku, l.location, g, $3, 0, NULL FROM l, k, "
+	"generate_series(0, k.slots - 1) AS g",
+	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
+};
+
 static bool
 LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 				 TimestampTz now)
@@ -1436,11 +1454,8 @@ LocatedEnsureSku(const char *tenant, const char *sku, const char *location,
 	values[2] = TimestampTzGetDatum(now);
 	values[3] = CStringGetTextDatum(location);
 	InventoryRun(&ensure_sku_catalog, values, NULL, SPI_OK_INSERT);
-	if (InventoryRun(&ensure_sku_location, values, NULL, SPI_OK_INSERT) == 0)
-		return false;
-	/* 0.6: the new slots' guards (no safety stock yet, no level) */
-	InventoryRefreshSlotGuards(tenant, sku);
-	return true;
+	return InventoryRun(slot_guards ? &ensure_sku_location_guarded :
+						&ensure_sku_location, values, NULL, SPI_OK_INSERT) > 0;
 }
 
 /* What lock_sku returns and set_available takes */

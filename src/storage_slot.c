@@ -132,6 +132,9 @@ typedef struct SlotLayout
 static const SlotLayout unlocated_layout;
 static const SlotLayout located_layout;
 
+/* Whether the current call's schema has the slot guards (0.6 on) */
+static bool slot_guards = false;
+
 /* Appends one change of one slot to changes. */
 static void
 AddChange(SlotChanges *changes, const char *tenant, const char *sku,
@@ -287,6 +290,24 @@ static InventoryStatement lock_slots_located = {
 };
 
 /*
+ * 0.6: the same with each slot's keep_units: not NULL, it is the safety
+ * stock of the slot's (sku, location) (one slot: all of it; several: 0),
+ * read from the locked (newest) row, which set_stock_policy writes under
+ * the same lock; NULL (several slots and a safety stock) sends
+ * LockSlotRows to read_safety_stock
+ */
+static InventoryStatement lock_slots_guarded = {
+	"lock all slots of SKUs",
+	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, "
+	"s.reserved, s.consumed, s.keep_units FROM inventory.stock_slot s "
+	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
+	"ON s.tenant = u.tenant AND s.sku = u.sku "
+	"AND (u.location IS NULL OR s.location = u.location) "
+	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s",
+	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
+};
+
+/*
  * The safety stock of the same (sku, location) pairs, read by a statement
  * of its own once their slots are locked: a lock that waited for
  * set_stock_policy returns the newest slot rows, and only a new statement
@@ -348,6 +369,8 @@ LockSlotRows(const SlotLayout *layout, int n, const char *const *tenants,
 	SlotRows	rows;
 	uint64		i;
 	int			k;
+	bool		guarded = slot_guards && layout == &located_layout;
+	bool		unguarded = false;	/* a slot without keep_units */
 
 	values[0] = InventoryTextArray(tenants, n);
 	values[1] = InventoryTextArray(skus, n);
@@ -357,7 +380,8 @@ LockSlotRows(const SlotLayout *layout, int n, const char *const *tenants,
 		nulls[2] = 'n';
 	if (!shared)
 		InventoryRun(&share_skus, values, NULL, SPI_OK_SELECT);
-	rows.count = (int) InventoryRun(layout->lock_slots, values, nulls,
+	rows.count = (int) InventoryRun(guarded ? &lock_slots_guarded :
+									layout->lock_slots, values, nulls,
 									SPI_OK_SELECT);
 	rows.items = palloc(sizeof(SlotRow) * Max(rows.count, 1));
 	for (i = 0; i < (uint64) rows.count; i++)
@@ -370,9 +394,15 @@ LockSlotRows(const SlotLayout *layout, int n, const char *const *tenants,
 		rows.items[i].slot = DatumGetInt32(InventoryResultDatum(i, 4, &isnull));
 		for (k = 0; k < INVENTORY_COUNTERS; k++)
 			rows.items[i].counter[k] = InventoryResultInt64(i, 5 + k);
-		rows.items[i].keep = InventoryResultInt64(i, 8);
+		rows.items[i].keep = DatumGetInt64(InventoryResultDatum(i, 8, &isnull));
+		if (isnull)
+		{
+			rows.items[i].keep = 0;
+			unguarded = true;
+		}
 	}
-	if (keep && layout == &located_layout && rows.count > 0)
+	if (keep && layout == &located_layout && rows.count > 0 &&
+		(!guarded || unguarded))
 	{
 		uint64		nsafety = InventoryRun(&read_safety_stock, values, nulls,
 										   SPI_OK_SELECT);
@@ -662,9 +692,6 @@ static InventoryStatement refresh_slot_guards = {
 	"inventory.slot_level_watch(k.slots, l.safety_stock, l.low_threshold, l.level))",
 	2, {TEXTOID, TEXTOID}
 };
-
-/* Whether the current call's schema has the slot guards (0.6 on) */
-static bool slot_guards = false;
 
 /*
  * InventorySlotGuards

@@ -514,8 +514,8 @@ InventoryAllocateExact(InventoryCall *call, const InventoryLines *request,
 {
 	AllocationPlan plan;
 	int			i;
+	int			j;
 
-	InventoryCheckStocked(call->tenant, InventoryTextArray(skus, nskus));
 	if (held->items == NULL)
 	{
 		held->count = 0;
@@ -525,6 +525,22 @@ InventoryAllocateExact(InventoryCall *call, const InventoryLines *request,
 	}
 	plan.policy = policy;
 	plan.nstock = InventoryLockSellable(call->tenant, nskus, skus, &plan.stock);
+
+	/*
+	 * A SKU with no counters at any location may be one the tenant never
+	 * stocked: then IN002 names every such SKU (both lists are in byte
+	 * order, so one merge pass finds them; the statement runs only then)
+	 */
+	for (i = 0, j = 0; i < nskus; i++)
+	{
+		while (j < plan.nstock && strcmp(plan.stock[j].sku, skus[i]) < 0)
+			j++;
+		if (j == plan.nstock || strcmp(plan.stock[j].sku, skus[i]) != 0)
+		{
+			InventoryCheckStocked(call->tenant, InventoryTextArray(skus, nskus));
+			break;
+		}
+	}
 	plan.left = palloc(sizeof(int64) * Max(plan.nstock, 1));
 	for (i = 0; i < plan.nstock; i++)
 		plan.left[i] = plan.stock[i].sellable;
@@ -625,7 +641,7 @@ InventoryAllocate(InventoryCall *call, const InventoryLines *request,
 								rejection))
 		return false;
 	InventorySortLines(held);
-	if (!call->storage->hold(call->tenant, held, now))
+	if (!InventoryHoldLocked(call->tenant, held, now))
 		elog(ERROR, "pg_inventory: units planned under their row locks could not be held");
 	return true;
 }

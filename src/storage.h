@@ -118,6 +118,8 @@ typedef struct InventorySellable
 	int64		sellable;		/* available beyond the safety stock, >= 0 */
 } InventorySellable;
 
+extern bool InventoryHoldLocked(const char *tenant,
+								const InventoryLines *lines, TimestampTz now);
 extern int	InventoryLockSellable(const char *tenant, int nskus,
 								  const char *const *skus,
 								  InventorySellable **stock);

@@ -926,6 +926,10 @@ InitTakeOne(TakeOne *t, const SlotLayout *layout, const char *tenant,
  * slot out of order and could deadlock with another fallback.  The wait
  * for one slot runs in a second subtransaction, rolled back likewise.
  *
+ * With locked, the caller holds every slot of the SKU already (the exact
+ * allocation path locked them all in order): the fast path then can take
+ * no lock it does not hold, and runs without its subtransaction.
+ *
  * Returns SLOT_MOVE_DONE, SLOT_MOVE_SHORT (the SKU holds fewer than qty
  * units in "from"; nothing changed) or SLOT_MOVE_UNKNOWN (no such SKU).
  */
@@ -933,7 +937,7 @@ static SlotMoveResult
 SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 		 const char *location, int64 qty, InventoryCounter from,
 		 InventoryCounter to, bool rebalance, TimestampTz now,
-		 SlotChanges *done, bool *level_may_change)
+		 SlotChanges *done, bool *level_may_change, bool locked)
 {
 	int64		d[INVENTORY_COUNTERS] = {0, 0, 0};
 	TakeOne		t;
@@ -946,7 +950,7 @@ SlotMove(const SlotLayout *layout, const char *tenant, const char *sku,
 		d[to] += qty;
 	InitTakeOne(&t, layout, tenant, sku, location, qty, from, to, now);
 	*level_may_change = false;
-	if (InventorySubtransaction(TakeOneWork, &t))
+	if (locked ? TakeOneWork(&t) : InventorySubtransaction(TakeOneWork, &t))
 	{
 		if (done != NULL)
 			AddChange(done, tenant, sku, location, t.slot, d);
@@ -1133,7 +1137,7 @@ ShareRepeatedSkus(const SlotLayout *layout, const char *tenant,
 
 static bool
 HoldLines(const SlotLayout *layout, const char *tenant,
-		  const InventoryLines *lines, TimestampTz now)
+		  const InventoryLines *lines, TimestampTz now, bool locked)
 {
 	SlotChanges done = {0, 0, NULL};
 	LevelChecks checks;
@@ -1147,7 +1151,7 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 		switch (SlotMove(layout, tenant, lines->items[i].sku,
 						 lines->items[i].location, lines->items[i].quantity,
 						 COUNTER_AVAILABLE, COUNTER_RESERVED, true, now, &done,
-						 &check))
+						 &check, locked))
 		{
 			case SLOT_MOVE_DONE:
 				if (check)
@@ -1167,13 +1171,29 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 static bool
 SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 {
-	return HoldLines(&unlocated_layout, tenant, lines, now);
+	return HoldLines(&unlocated_layout, tenant, lines, now, false);
+}
+
+/*
+ * InventoryHoldLocked
+ *		0.5 on, after the exact allocation path: holds the planned lines
+ *		(sorted, one per (sku, location)) as LocatedHold does, knowing that
+ *		the caller locked every slot of their SKUs at every location
+ *		(InventoryLockSellable), so that no fast-path move needs a
+ *		subtransaction.  Returns false (nothing held) when a line does not
+ *		fit, which a plan made under those locks never does.
+ */
+bool
+InventoryHoldLocked(const char *tenant, const InventoryLines *lines,
+					TimestampTz now)
+{
+	return HoldLines(&located_layout, tenant, lines, now, true);
 }
 
 static bool
 LocatedHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 {
-	return HoldLines(&located_layout, tenant, lines, now);
+	return HoldLines(&located_layout, tenant, lines, now, false);
 }
 
 /*
@@ -1222,7 +1242,7 @@ MoveLines(const SlotLayout *layout, const char *tenant,
 	{
 		if (SlotMove(layout, tenant, lines->items[i].sku,
 					 lines->items[i].location, lines->items[i].quantity,
-					 from, to, false, now, NULL, &check) != SLOT_MOVE_DONE)
+					 from, to, false, now, NULL, &check, false) != SLOT_MOVE_DONE)
 			InventoryBrokenSku(tenant, lines->items[i].sku,
 							   lines->items[i].quantity);
 		if (check)

@@ -132,6 +132,9 @@ COMMENT ON INDEX inventory.location_allocation_order IS
 CREATE TRIGGER location_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.location
 	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
+-- also under session_replication_role = replica (logical replication's
+-- apply, a sync tool): the caches must hear of every change
+ALTER TABLE inventory.location ENABLE ALWAYS TRIGGER location_changed;
 COMMENT ON TRIGGER location_changed ON inventory.location IS
 	'Makes every backend forget the tenants'' locations it remembered when a location changes (0.6).';
 
@@ -141,6 +144,7 @@ COMMENT ON TRIGGER location_changed ON inventory.location IS
 CREATE TRIGGER tenant_grant_changed
 	AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON inventory.tenant_grant
 	FOR EACH STATEMENT EXECUTE FUNCTION inventory._table_changed();
+ALTER TABLE inventory.tenant_grant ENABLE ALWAYS TRIGGER tenant_grant_changed;
 COMMENT ON TRIGGER tenant_grant_changed ON inventory.tenant_grant IS
 	'Makes every backend forget the tenant grants it remembered when a grant row changes (0.6; README "Roles and grants").';
 

@@ -54,10 +54,12 @@
  * from the latest committed rows (and the caller's own changes), never
  * from an older snapshot, so that a change seen once is never forgotten.
  * A name is at most 64 characters, 256 bytes.  At most
- * LOCATION_CACHE_MAX tenants: when full, it starts again empty.
+ * LOCATION_CACHE_MAX tenants (about 800 KB): when full, it starts again
+ * empty.  An entry is stored only when no invalidation arrived while it
+ * was read (location_cache_generation; see the grant cache in auth.c).
  */
 #define LOCATION_CACHE_NAME 257
-#define LOCATION_CACHE_MAX 4096
+#define LOCATION_CACHE_MAX 1024
 
 typedef struct FirstLocations
 {
@@ -69,15 +71,19 @@ typedef struct FirstLocations
 static HTAB *location_cache = NULL;
 static Oid	location_cache_relid = InvalidOid;	/* inventory.location */
 static bool location_cache_callback = false;
+static uint64 location_cache_generation = 0;	/* invalidations taken in */
 
 static void
 LocationCacheCallback(Datum arg, Oid relid)
 {
-	if (location_cache != NULL &&
-		(!OidIsValid(relid) || relid == location_cache_relid))
+	if (!OidIsValid(relid) || relid == location_cache_relid)
 	{
-		hash_destroy(location_cache);
-		location_cache = NULL;
+		location_cache_generation++;
+		if (location_cache != NULL)
+		{
+			hash_destroy(location_cache);
+			location_cache = NULL;
+		}
 	}
 }
 
@@ -103,6 +109,7 @@ InventoryFirstLocations(const char *tenant, char ***names)
 	FirstLocations key;
 	bool		found;
 	uint64		n;
+	uint64		generation;
 	int			i;
 
 	*names = palloc(sizeof(char *) * 2);
@@ -119,29 +126,36 @@ InventoryFirstLocations(const char *tenant, char ***names)
 			return entry->count;
 		}
 	}
-	n = InventoryRunLatest(&first_locations, (Datum[]) {CStringGetTextDatum(tenant)},
-						   NULL);
-	for (i = 0; i < (int) n; i++)
-		(*names)[i] = InventoryResultText(i, 1);
-	if (strlen(tenant) >= LOCATION_CACHE_NAME)
-		return (int) n;
-	for (i = 0; i < (int) n; i++)
-		if (strlen((*names)[i]) >= LOCATION_CACHE_NAME)
-			return (int) n;
 	if (!location_cache_callback)
 	{
 		CacheRegisterRelcacheCallback(LocationCacheCallback, 0);
 		location_cache_callback = true;
 	}
+	location_cache_relid = get_relname_relid("location",
+											 get_namespace_oid("inventory", false));
+	generation = location_cache_generation;
+	n = InventoryRunLatest(&first_locations, (Datum[]) {CStringGetTextDatum(tenant)},
+						   NULL);
+	for (i = 0; i < (int) n; i++)
+		(*names)[i] = InventoryResultText(i, 1);
+	/* an invalidation taken in meanwhile: this answer may predate it */
+	if (generation != location_cache_generation)
+		return (int) n;
+	if (strlen(tenant) >= LOCATION_CACHE_NAME)
+		return (int) n;
+	for (i = 0; i < (int) n; i++)
+		if (strlen((*names)[i]) >= LOCATION_CACHE_NAME)
+			return (int) n;
 	if (location_cache != NULL &&
 		hash_get_num_entries(location_cache) >= LOCATION_CACHE_MAX)
-		LocationCacheCallback(0, InvalidOid);
+	{
+		hash_destroy(location_cache);
+		location_cache = NULL;
+	}
 	if (location_cache == NULL)
 	{
 		HASHCTL		ctl;
 
-		location_cache_relid = get_relname_relid("location",
-												 get_namespace_oid("inventory", false));
 		ctl.keysize = LOCATION_CACHE_NAME;
 		ctl.entrysize = sizeof(FirstLocations);
 		ctl.hcxt = TopMemoryContext;

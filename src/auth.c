@@ -77,11 +77,19 @@ static InventoryStatement granted = {
  * The grant cache (0.6 on, see the file header): the (role, tenant) pairs
  * the check let through in this backend.  A tenant name is at most 64
  * characters (inventory.name_id), so at most 256 bytes of UTF-8; a longer
- * one is never remembered.  At most GRANT_CACHE_MAX pairs: when full, it
- * starts again empty.
+ * one is never remembered.  At most GRANT_CACHE_MAX pairs (about 300 KB):
+ * when full, it starts again empty.
+ *
+ * A pair is remembered only when no invalidation arrived while the check
+ * read it: the statement's snapshot is taken before its locks, and taking
+ * a lock takes in invalidations, so a revoke that commits meanwhile can be
+ * taken in (dropping the cache) while the statement still reads the grant
+ * from the older snapshot.  grant_cache_generation counts the
+ * invalidations; Granted compares it before and after (as PostgreSQL's own
+ * caches retry a load that an invalidation overtook).
  */
 #define GRANT_CACHE_TENANT 257
-#define GRANT_CACHE_MAX 4096
+#define GRANT_CACHE_MAX 1024
 
 typedef struct GrantCacheKey
 {
@@ -92,6 +100,7 @@ typedef struct GrantCacheKey
 static HTAB *grant_cache = NULL;
 static Oid	grant_cache_relid = InvalidOid;	/* inventory.tenant_grant */
 static bool grant_cache_callbacks = false;
+static uint64 grant_cache_generation = 0;	/* invalidations taken in */
 
 /* Drops every remembered pair (an invalidation callback, or a full cache). */
 static void
@@ -104,9 +113,11 @@ GrantCacheReset(void)
 	}
 }
 
+/* pg_authid, pg_auth_members, pg_type (the marker), pg_database (owner) */
 static void
 GrantCacheSyscacheCallback(Datum arg, int cacheid, uint32 hashvalue)
 {
+	grant_cache_generation++;
 	GrantCacheReset();
 }
 
@@ -117,8 +128,33 @@ GrantCacheSyscacheCallback(Datum arg, int cacheid, uint32 hashvalue)
 static void
 GrantCacheRelcacheCallback(Datum arg, Oid relid)
 {
-	if (grant_cache != NULL && (!OidIsValid(relid) || relid == grant_cache_relid))
+	if (!OidIsValid(relid) || relid == grant_cache_relid)
+	{
+		grant_cache_generation++;
 		GrantCacheReset();
+	}
+}
+
+/*
+ * Before a check that may fill the cache: the callbacks registered (once
+ * per backend; pg_database too: pg_has_role reads its owner for
+ * pg_database_owner) and the OID of inventory.tenant_grant known (it
+ * changes when the extension is created again)
+ */
+static void
+GrantCacheSetup(void)
+{
+	if (!grant_cache_callbacks)
+	{
+		CacheRegisterSyscacheCallback(AUTHOID, GrantCacheSyscacheCallback, 0);
+		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, GrantCacheSyscacheCallback, 0);
+		CacheRegisterSyscacheCallback(TYPEOID, GrantCacheSyscacheCallback, 0);
+		CacheRegisterSyscacheCallback(DATABASEOID, GrantCacheSyscacheCallback, 0);
+		CacheRegisterRelcacheCallback(GrantCacheRelcacheCallback, 0);
+		grant_cache_callbacks = true;
+	}
+	grant_cache_relid = get_relname_relid("tenant_grant",
+										  get_namespace_oid("inventory", false));
 }
 
 /* Fills key with role and tenant; false when the tenant is too long. */
@@ -158,22 +194,11 @@ GrantCacheAdd(Oid role, const char *tenant)
 
 	if (!GrantCacheKeyOf(&key, role, tenant))
 		return;
-	if (!grant_cache_callbacks)
-	{
-		CacheRegisterSyscacheCallback(AUTHOID, GrantCacheSyscacheCallback, 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, GrantCacheSyscacheCallback, 0);
-		CacheRegisterSyscacheCallback(TYPEOID, GrantCacheSyscacheCallback, 0);
-		CacheRegisterRelcacheCallback(GrantCacheRelcacheCallback, 0);
-		grant_cache_callbacks = true;
-	}
 	if (grant_cache != NULL && hash_get_num_entries(grant_cache) >= GRANT_CACHE_MAX)
 		GrantCacheReset();
 	if (grant_cache == NULL)
 	{
 		HASHCTL		ctl;
-
-		grant_cache_relid = get_relname_relid("tenant_grant",
-											  get_namespace_oid("inventory", false));
 
 		ctl.keysize = sizeof(GrantCacheKey);
 		ctl.entrysize = sizeof(GrantCacheKey);
@@ -193,14 +218,21 @@ static bool
 Granted(InventoryCall *call, const char *tenant)
 {
 	Datum		values[2];
+	uint64		generation = 0;
 
-	if (call->guarded && GrantCacheHas(call->caller, tenant))
-		return true;
+	if (call->guarded)
+	{
+		if (GrantCacheHas(call->caller, tenant))
+			return true;
+		GrantCacheSetup();
+		generation = grant_cache_generation;
+	}
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = ObjectIdGetDatum(call->caller);
 	if (InventoryRunLatest(&granted, values, NULL) == 0)
 		return false;
-	if (call->guarded)
+	/* an invalidation taken in meanwhile: this answer may predate it */
+	if (call->guarded && generation == grant_cache_generation)
 		GrantCacheAdd(call->caller, tenant);
 	return true;
 }

@@ -12,9 +12,11 @@
  *	  so that a reservation's fast path reads the slot row alone;
  *	- the index location_allocation_order (a tenant's active locations in
  *	  allocation order, read by every reservation);
- *	- the statement trigger tenant_grant_changed on inventory.tenant_grant,
- *	  which lets a backend remember the tenant grants its checks let
- *	  through (src/auth.c) and forget them when a grant changes.
+ *	- the statement triggers tenant_grant_changed on inventory.tenant_grant
+ *	  and location_changed on inventory.location (trigger function
+ *	  inventory._table_changed), which let a backend remember the tenant
+ *	  grants its checks let through (src/auth.c) and each tenant's first
+ *	  locations (src/allocate.c), and forget them when those change.
  * Every row is kept; the guards are computed for every slot.
  */
 
@@ -56,7 +58,7 @@ CREATE FUNCTION inventory.is_event_type(event_type text)
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 	AS 'MODULE_PATHNAME', 'inventory_is_event_type';
 COMMENT ON FUNCTION inventory.is_event_type(text) IS
-	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
+	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README section 7, Outbox and delivery). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
 
 -- 0.6: a backend remembers the tenant grants its checks let through
 -- (README "Roles and grants") and each tenant's first active locations;
@@ -103,14 +105,21 @@ CREATE FUNCTION inventory.slot_level_watch(slots integer, safety_stock bigint,
 	low_threshold bigint, level text)
 	RETURNS bigint
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	RETURN CASE WHEN slots = 1 AND level = 'in_stock'
-		AND COALESCE(low_threshold, 0) <= 9223372036854775807 - safety_stock
+	RETURN CASE WHEN slots = 1 AND level = 'in_stock' AND safety_stock >= 0
+		AND COALESCE(low_threshold, 0) BETWEEN 0 AND 9223372036854775807 - safety_stock
 		THEN safety_stock + COALESCE(low_threshold, 0) END;
 COMMENT ON FUNCTION inventory.slot_level_watch(integer, bigint, bigint, text) IS
-	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (0 without a threshold), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint). See stock_slot.level_watch.';
+	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (a missing threshold counts as 0), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint, or for a negative argument, which the tables forbid). See stock_slot.level_watch.';
 
 COMMENT ON FUNCTION inventory.check_invariants() IS
 	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location); each slot''s guards (keep_units, level_watch) against the policy, level and slot count (slot_guards_match_policy, 0.6). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
+
+COMMENT ON TABLE inventory.stock_slot IS
+	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Each slot also carries its guards (keep_units, level_watch, 0.6). Written only by the pg_inventory functions.';
+COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
+	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event); writes the slots'' guards (0.6) and re-evaluates the levels, which may write a level event. With the current count it rebalances and repairs the guards. Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
+COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
+	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Writes the guards of the SKU''s slots (0.6: keep_units, level_watch; also repairs wrong ones). Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when the policy changed or the counters were created (the guards and the level may be written either way). Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
 
 UPDATE inventory.stock_slot s
    SET keep_units = inventory.slot_keep_units(k.slots, l.safety_stock),

@@ -80,7 +80,7 @@ CREATE FUNCTION inventory.is_event_type(event_type text)
 	LANGUAGE C IMMUTABLE STRICT PARALLEL SAFE
 	AS 'MODULE_PATHNAME', 'inventory_is_event_type';
 COMMENT ON FUNCTION inventory.is_event_type(text) IS
-	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README "Events"). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
+	'Whether event_type is an outbox event type: reservation.reserved, .confirmed, .cancelled, .expired, .compensated, .extended, .amended, stock.restocked, stock.adjusted, stock.out_of_stock, stock.back_in_stock or stock.low (README section 7, Outbox and delivery). NULL for NULL. Used by the CHECK constraint outbox_event_type_valid (0.6).';
 
 -- 0.6: a backend remembers the tenant grants its checks let through
 -- (README "Roles and grants") and each tenant's first active locations;
@@ -222,7 +222,7 @@ CREATE TABLE inventory.stock_slot (
 	CONSTRAINT stock_consumed_nonneg CHECK (consumed >= 0)
 );
 COMMENT ON TABLE inventory.stock_slot IS
-	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Written only by the pg_inventory functions.';
+	'Stock counters of one slot of a SKU at a location (each location of a SKU has sku.slots slots); a SKU''s counters at a location are the sums over its slots there (view inventory.location_stock), its counters the sums over all its slots (view inventory.stock). Each slot also carries its guards (keep_units, level_watch, 0.6). Written only by the pg_inventory functions.';
 COMMENT ON COLUMN inventory.stock_slot.tenant IS 'Tenant that owns the stock.';
 COMMENT ON COLUMN inventory.stock_slot.sku IS 'The SKU.';
 COMMENT ON COLUMN inventory.stock_slot.slot IS 'Slot number, 0 to slots - 1, at the location.';
@@ -253,11 +253,11 @@ CREATE FUNCTION inventory.slot_level_watch(slots integer, safety_stock bigint,
 	low_threshold bigint, level text)
 	RETURNS bigint
 	LANGUAGE sql IMMUTABLE PARALLEL SAFE
-	RETURN CASE WHEN slots = 1 AND level = 'in_stock'
-		AND COALESCE(low_threshold, 0) <= 9223372036854775807 - safety_stock
+	RETURN CASE WHEN slots = 1 AND level = 'in_stock' AND safety_stock >= 0
+		AND COALESCE(low_threshold, 0) BETWEEN 0 AND 9223372036854775807 - safety_stock
 		THEN safety_stock + COALESCE(low_threshold, 0) END;
 COMMENT ON FUNCTION inventory.slot_level_watch(integer, bigint, bigint, text) IS
-	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (0 without a threshold), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint). See stock_slot.level_watch.';
+	'The level_watch of each slot of a (sku, location) (0.6): with one slot and the level in_stock, safety_stock + low_threshold (a missing threshold counts as 0), in units: while more than that stays available the level stays in_stock. NULL otherwise (also when the sum would exceed bigint, or for a negative argument, which the tables forbid). See stock_slot.level_watch.';
 
 /* ---------------------------------------------------------------------
  * inventory.stock: each SKU's totals, as the table showed them before.
@@ -968,7 +968,7 @@ CREATE FUNCTION inventory.set_stock_slots(tenant text, sku text, slots integer)
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_set_stock_slots';
 COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
-	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event). Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
+	'Splits the SKU''s counters over slots (1 to 256) at every location it is stocked at, so that concurrent reservations of a hot SKU take units from different rows; available is spread evenly within each location, totals are unchanged (no ledger record, no event); writes the slots'' guards (0.6) and re-evaluates the levels, which may write a level event. With the current count it rebalances and repairs the guards. Returns the previous slot count. Errors: 22023, 42501 tenant not granted, IN002 SKU never stocked.';
 
 CREATE FUNCTION inventory.transition_rules()
 	RETURNS TABLE(call text, from_state text, to_state text,
@@ -1003,7 +1003,7 @@ CREATE FUNCTION inventory.set_stock_policy(tenant text, sku text, location text,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_set_stock_policy';
 COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
-	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when something changed. Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
+	'Sets the stock policy of sku at location: safety_stock (units, 0 or more) counts as available but is never reserved; low_threshold (units, 0 or more, NULL: never low) makes the level low when sellable is at most it. Creates the SKU''s counters at the location (all 0) if it was never stocked there. Writes the guards of the SKU''s slots (0.6: keep_units, level_watch; also repairs wrong ones). Re-evaluates the level, which may write stock.out_of_stock, stock.back_in_stock or stock.low. Returns true when the policy changed or the counters were created (the guards and the level may be written either way). Errors: 22023 bad argument, 42501 tenant not granted, IN002 SKU never stocked, IN004 unknown location.';
 
 CREATE FUNCTION inventory.restock_at(tenant text, request_key text, sku text,
 		location text, quantity integer, reason text DEFAULT NULL)

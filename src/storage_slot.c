@@ -278,14 +278,17 @@ static InventoryStatement lock_slots = {
 	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
+#define LOCK_SLOTS_LOCATED(keep) \
+	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, " \
+	"s.reserved, s.consumed, " keep " FROM inventory.stock_slot s " \
+	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) " \
+	"ON s.tenant = u.tenant AND s.sku = u.sku " \
+	"AND (u.location IS NULL OR s.location = u.location) " \
+	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s"
+
 static InventoryStatement lock_slots_located = {
 	"lock all slots of SKUs",
-	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, "
-	"s.reserved, s.consumed, 0::bigint FROM inventory.stock_slot s "
-	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
-	"ON s.tenant = u.tenant AND s.sku = u.sku "
-	"AND (u.location IS NULL OR s.location = u.location) "
-	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s",
+	LOCK_SLOTS_LOCATED("0::bigint"),
 	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
@@ -298,12 +301,7 @@ static InventoryStatement lock_slots_located = {
  */
 static InventoryStatement lock_slots_guarded = {
 	"lock all slots of SKUs",
-	"SELECT s.tenant::text, s.sku::text, s.location::text, s.slot, s.available, "
-	"s.reserved, s.consumed, s.keep_units FROM inventory.stock_slot s "
-	"JOIN unnest($1, $2, $3) AS u(tenant, sku, location) "
-	"ON s.tenant = u.tenant AND s.sku = u.sku "
-	"AND (u.location IS NULL OR s.location = u.location) "
-	"ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE OF s",
+	LOCK_SLOTS_LOCATED("s.keep_units"),
 	3, {TEXTARRAYOID, TEXTARRAYOID, TEXTARRAYOID}
 };
 
@@ -1459,16 +1457,19 @@ static InventoryStatement ensure_sku_catalog = {
  * many slots as the SKU has: the share lock on the SKU's catalog row waits
  * for a set_stock_slots in progress and reads the count it left.  $3 clock.
  */
+#define ENSURE_SKU_LOCATION(columns, values) \
+	"WITH k AS (SELECT k.slots FROM inventory.sku k " \
+	"WHERE k.tenant = $1 AND k.sku = $2 FOR SHARE), " \
+	"l AS (INSERT INTO inventory.stock_location (tenant, sku, location, created_at) " \
+	"SELECT $1, $2, $4, $3 FROM k " \
+	"ON CONFLICT (tenant, sku, location) DO NOTHING RETURNING tenant, sku, location) " \
+	"INSERT INTO inventory.stock_slot (tenant, sku, location, slot, updated_at" columns ") " \
+	"SELECT l.tenant, l.sku, l.location, g, $3" values " FROM l, k, " \
+	"generate_series(0, k.slots - 1) AS g"
+
 static InventoryStatement ensure_sku_location = {
 	"create SKU at location",
-	"WITH k AS (SELECT k.slots FROM inventory.sku k "
-	"WHERE k.tenant = $1 AND k.sku = $2 FOR SHARE), "
-	"l AS (INSERT INTO inventory.stock_location (tenant, sku, location, created_at) "
-	"SELECT $1, $2, $4, $3 FROM k "
-	"ON CONFLICT (tenant, sku, location) DO NOTHING RETURNING tenant, sku, location) "
-	"INSERT INTO inventory.stock_slot (tenant, sku, location, slot, updated_at) "
-	"SELECT l.tenant, l.sku, l.location, g, $3 FROM l, k, "
-	"generate_series(0, k.slots - 1) AS g",
+	ENSURE_SKU_LOCATION("", ""),
 	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 
@@ -1478,15 +1479,7 @@ static InventoryStatement ensure_sku_location = {
  */
 static InventoryStatement ensure_sku_location_guarded = {
 	"create SKU at location",
-	"WITH k AS (SELECT k.slots FROM inventory.sku k "
-	"WHERE k.tenant = $1 AND k.sku = $2 FOR SHARE), "
-	"l AS (INSERT INTO inventory.stock_location (tenant, sku, location, created_at) "
-	"SELECT $1, $2, $4, $3 FROM k "
-	"ON CONFLICT (tenant, sku, location) DO NOTHING RETURNING tenant, sku, location) "
-	"INSERT INTO inventory.stock_slot "
-	"(tenant, sku, location, slot, updated_at, keep_units, level_watch) "
-	"SELECT l.tenant, l.sku, l.location, g, $3, 0, NULL FROM l, k, "
-	"generate_series(0, k.slots - 1) AS g",
+	ENSURE_SKU_LOCATION(", keep_units, level_watch", ", 0, NULL"),
 	4, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TEXTOID}
 };
 

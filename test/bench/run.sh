@@ -74,6 +74,9 @@
 #                        sections of RESULTS.md stay empty and throughput.png
 #                        is not redrawn (development of the relay part)
 #   BENCH_STEADY_SECONDS seconds of the steady-rate relay run (full: 20)
+#   BENCH_HOLD_SECONDS   seconds of each run of the held-snapshot scenario
+#                        (full: 60, the goal's figure; quick: 20)
+#   BENCH_HOLD_RATE      reservations/s of its producers (500)
 #
 # The competitors write the 0.5 schema: counters in inventory.stock_slot
 # at the location 'default' (the only location of tenant bench; slot 0:
@@ -94,6 +97,8 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	EXPIRE_ROWS=${BENCH_EXPIRE_ROWS:-100000}
 	RELAY_EVENTS=${BENCH_RELAY_EVENTS:-20000}
 	STEADY_SECS=${BENCH_STEADY_SECONDS:-8}
+	HOLD_SECS=${BENCH_HOLD_SECONDS:-20}
+	HOLD_RATE=${BENCH_HOLD_RATE:-500}
 else
 	MODE="full"
 	ROUNDS=${BENCH_ROUNDS:-3}
@@ -101,6 +106,8 @@ else
 	EXPIRE_ROWS=${BENCH_EXPIRE_ROWS:-1000000}
 	RELAY_EVENTS=${BENCH_RELAY_EVENTS:-1000000}
 	STEADY_SECS=${BENCH_STEADY_SECONDS:-20}
+	HOLD_SECS=${BENCH_HOLD_SECONDS:-60}
+	HOLD_RATE=${BENCH_HOLD_RATE:-500}
 fi
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
@@ -638,6 +645,11 @@ fi
 #      2 s poll interval: the wake-up latency;
 #   5. the relay's resident memory: VmRSS and VmHWM (peak) of
 #      /proc/PID/status, sampled every 50 ms, during 2, 3 and 4.
+#   6. an outbox under a snapshot held open (issue #12, goal 4): producers
+#      at HOLD_RATE/s and one relay, HOLD_SECS without and with a REPEATABLE
+#      READ transaction open elsewhere, interleaved over the rounds
+#      (held_run): producer tps, the claim's latency (probe) in the first
+#      and last third of the run, the outbox's size and dead rows at the end.
 NOTIFY_FN="CREATE OR REPLACE FUNCTION public.bench_outbox_notify() RETURNS trigger
 	LANGUAGE plpgsql AS \$\$BEGIN PERFORM pg_catalog.pg_notify('inventory_outbox', ''); RETURN NULL; END\$\$"
 notify_trigger() { # notify_trigger DB on|off
@@ -649,7 +661,7 @@ notify_trigger() { # notify_trigger DB on|off
 	fi
 }
 
-log "relay 1/5: NOTIFY's cost, uniform reserve at 8 clients without / with a NOTIFY trigger"
+log "relay 1/6: NOTIFY's cost, uniform reserve at 8 clients without / with a NOTIFY trigger"
 notify_trigger bench off
 # a short warm-up (not counted), so that round 1's first point does not
 # pay alone for a cold start
@@ -737,6 +749,92 @@ SQL
 	log "steady $name: $(tr '\t' ' ' <"$WORK/steady.$name.tsv") (events published events/s p50 p99 max ms), pgbench $STEADY_TPS tps, relay memory $(mem_peak "$WORK/steady.$name.mem") (VmRSS VmHWM MiB, samples)"
 }
 
+# held_run NAME HOLD: issue #12, goal 4.  Producers at a steady HOLD_RATE
+# reservations/s (uniform reserve, 8 clients, bench_app, pgbench --rate: a
+# rate the relay keeps up with, so that both runs start and end with
+# nothing unpublished) for HOLD_SECS while one relay publishes in
+# the default poll mode and the claim probe (scripts/claim_probe.sql, 5 per
+# second, pgbench -l) samples what a claim costs; with HOLD=1 a session
+# holds a REPEATABLE READ snapshot open for the whole run (as a report, a
+# pg_dump or a forgotten BEGIN would), so that no row deleted or updated
+# meanwhile can be cleaned up.  Every run starts from the same outbox: the
+# published events purged (purge_published) and VACUUMed.  Appends to
+# $WORK/held.tsv: name hold tps probe-p50-first-third probe-p99-first-third
+# probe-p50-last-third probe-p99-last-third outbox-MiB-after dead-tuples
+# events-left producer-latency-ms.
+held_run() {
+	local name=$1 hold=$2 rc=0 out probe i left holder_pid=""
+	rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
+	while [ "$(val -d bench_relay -c "SELECT inventory.purge_published(interval '0', 1000000)")" != 0 ]; do :; done
+	sql -d bench_relay -c 'VACUUM ANALYZE inventory.outbox' -c CHECKPOINT
+	if [ "$hold" = 1 ]; then
+		PGAPPNAME=bench_hold psql -X -q -d bench_relay -c 'BEGIN ISOLATION LEVEL REPEATABLE READ' \
+			-c 'SELECT count(*) FROM inventory.sku' -c "SELECT pg_sleep($HOLD_SECS + 30)" \
+			>/dev/null 2>&1 &
+		holder_pid=$!
+		# the snapshot is held once the session shows an xmin
+		for i in $(seq 1 100); do
+			[ "$(val -d bench_relay -c "SELECT count(*) FROM pg_stat_activity
+				WHERE application_name = 'bench_hold' AND backend_xmin IS NOT NULL")" = 1 ] && break
+			sleep 0.1
+		done
+	fi
+	relay_bg "$WORK/relay.held.$name.log" --name "bench-held-$name"
+	probe=$WORK/probe.$name
+	pgbench -n -M extended -d bench_relay -U postgres -c 1 -R 5 -T "$HOLD_SECS" -l --log-prefix="$probe" \
+		-f "$SCRIPTS/claim_probe.sql" >"$WORK/probeout.$name" 2>&1 &
+	local probe_pid=$!
+	out=$WORK/pgbench.held.$name.log
+	pgbench -n -M prepared -d bench_relay -U bench_app -c 8 -j 2 -T "$HOLD_SECS" \
+		--rate="$HOLD_RATE" -D pfx="held.$name" -D n=0 -D hot=0 -D hotsku=0 \
+		-f "$SCRIPTS/reserve_ext.sql" >"$out" 2>&1 || rc=$?
+	wait "$probe_pid" || rc=$?
+	# measured while the snapshot is still held: the outbox's size and the
+	# dead rows nothing could clean up
+	local size dead
+	size=$(val -d bench_relay -c "SELECT round(pg_total_relation_size('inventory.outbox') / 1048576.0, 1)")
+	dead=$(val -d bench_relay -c "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'inventory.outbox'::regclass")
+	[ -n "$holder_pid" ] && {
+		sql -d bench_relay -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_hold'" >/dev/null
+		wait "$holder_pid" 2>/dev/null || true
+	}
+	for i in $(seq 1 600); do
+		left=$(val -d bench_relay -c "SELECT count(*) FROM inventory.outbox WHERE published_at IS NULL AND dead_at IS NULL")
+		[ "$left" = 0 ] && break
+		sleep 0.1
+	done
+	kill -TERM "$RELAY_PID" 2>/dev/null || true
+	wait "$RELAY_PID" || log "relay held.$name exited with $? ($(tail -n 2 "$WORK/relay.held.$name.log" | tr '\n' ' '))"
+	[ "$rc" = 0 ] || { tail -n 20 "$out" "$WORK/probeout.$name"; die "pgbench held.$name"; }
+	local tps plat
+	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out" | awk '{ printf "%.1f", $1 }')
+	plat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")
+	# pgbench -l lines: client transaction latency-us script epoch-s epoch-us
+	cat "$probe".* 2>/dev/null | awk -v name="$name" -v hold="$hold" -v tps="$tps" \
+		-v size="$size" -v dead="$dead" -v left="$left" -v plat="${plat:-n/a}" '
+		{ t[NR] = $5 + $6 / 1e6; l[NR] = $3 / 1000 }
+		END {
+			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat; exit }
+			t0 = t[1]; t1 = t[1]
+			for (i = 1; i <= NR; i++) { if (t[i] < t0) t0 = t[i]; if (t[i] > t1) t1 = t[i] }
+			third = (t1 - t0) / 3
+			for (i = 1; i <= NR; i++) {
+				if (t[i] <= t0 + third) a[++na] = l[i]
+				else if (t[i] >= t1 - third) b[++nb] = l[i]
+			}
+			printf "%s %s %s %s %s %s %s %s %s %s %s\n", name, hold, tps,
+				pct(a, na, 0.5), pct(a, na, 0.99), pct(b, nb, 0.5), pct(b, nb, 0.99), size, dead, left, plat
+		}
+		function pct(v, n, p,   i, j, x, k) {
+			if (n == 0) return "n/a"
+			for (i = 2; i <= n; i++) { x = v[i]; for (j = i - 1; j >= 1 && v[j] > x; j--) v[j + 1] = v[j]; v[j + 1] = x }
+			k = int(p * n + 0.999999); if (k < 1) k = 1; if (k > n) k = n
+			return sprintf("%.2f", v[k])
+		}' >>"$WORK/held.tsv"
+	rm -f "$probe".*
+	log "held $name (snapshot held: $hold): $(tail -n 1 "$WORK/held.tsv") (name hold tps claim-p50/p99 ms first third, last third, outbox MiB, dead rows, events left, producer latency ms)"
+}
+
 RELAY_NOTE=""
 RELAY_RATE=""
 RELAY_TOTAL="n/a"
@@ -792,7 +890,7 @@ SQL
 			fi
 			sql -d bench_relay -c 'VACUUM ANALYZE inventory.outbox' -c CHECKPOINT
 			rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
-			log "relay 2/5: one relay drains $RELAY_TOTAL events (--once, batch $RELAY_BATCH), round $r of $ROUNDS"
+			log "relay 2/6: one relay drains $RELAY_TOTAL events (--once, batch $RELAY_BATCH), round $r of $ROUNDS"
 			R_START=$(date +%s.%N)
 			relay_bg "$WORK/relay.log" --batch-size "$RELAY_BATCH" --name bench-relay --once
 			sample_mem "$RELAY_PID" "$WORK/backlog.mem.$r" &
@@ -816,14 +914,20 @@ SQL
 			RELAY_RATES=$(cut -f 4 "$WORK/drain.tsv" | paste -sd ' ' | sed 's/ /, /g')
 			RELAY_ALL=$(awk -v t="$RELAY_TOTAL" '$3 != t { bad = 1 } END { print bad ? 0 : 1 }' "$WORK/drain.tsv")
 			RELAY_NOTE="$RELAY_TOTAL events drained in each of $ROUNDS round(s): **$RELAY_RATE events/s** (median; rounds: $RELAY_RATES events/s; one relay, \`--batch-size $RELAY_BATCH\`, default \`--in-flight\`, publisher confirms, persistent messages into one durable queue bound with '#')."
-			log "relay 3/5: steady rate, $STEADY_RATE reservations/s for ${STEADY_SECS}s, relay polling"
+			log "relay 3/6: steady rate, $STEADY_RATE reservations/s for ${STEADY_SECS}s, relay polling"
 			steady_run poll
 			STEADY_POLL_TPS=$STEADY_TPS
-			log "relay 4/5: the same with a NOTIFY trigger and the relay with --listen, poll interval 2 s"
+			log "relay 4/6: the same with a NOTIFY trigger and the relay with --listen, poll interval 2 s"
 			notify_trigger bench_relay on
 			steady_run listen --listen --poll-interval-ms 2000
 			STEADY_LISTEN_TPS=$STEADY_TPS
 			notify_trigger bench_relay off
+			log "relay 6/6: producers and one relay with and without a snapshot held open ${HOLD_SECS}s, $ROUNDS round(s)"
+			: >"$WORK/held.tsv"
+			for r in $(seq 1 "$ROUNDS"); do
+				held_run "free.$r" 0
+				held_run "held.$r" 1
+			done
 			RELAY_OK=1
 		else
 			RELAY_NOTE="failed: the relay exited with an error: $(tail -n 3 "$WORK/relay.log" | tr '\n' ' ')"
@@ -1021,6 +1125,43 @@ else
 	MEM_WHY="the peak is above 30 MB: see the memory table below for the run (the backlog drain holds batches of $RELAY_BATCH payloads and their unconfirmed messages)"
 fi
 
+# the outbox under a held snapshot (goal 4): medians over the rounds of
+# held.tsv's columns per kind of run (hold 0 or 1)
+held_med() { # held_med HOLD COLUMN
+	[ -s "$WORK/held.tsv" ] || { echo n/a; return; }
+	awk -v h="$1" -v c="$2" '$2 == h && $c != "n/a" { print $c }' "$WORK/held.tsv" | sort -g |
+		awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+HF_TPS=$(held_med 0 3); HH_TPS=$(held_med 1 3)
+HF_P99A=$(held_med 0 5); HF_P99B=$(held_med 0 7); HH_P99A=$(held_med 1 5); HH_P99B=$(held_med 1 7)
+HF_P50B=$(held_med 0 6); HH_P50B=$(held_med 1 6)
+HF_MIB=$(held_med 0 8); HH_MIB=$(held_med 1 8); HF_DEAD=$(held_med 0 9); HH_DEAD=$(held_med 1 9)
+HF_LAT=$(held_med 0 11); HH_LAT=$(held_med 1 11)
+R_HELD=$(ratio "$HH_TPS" "$HF_TPS")
+R_CLAIM=$(ratio "$HH_P50B" "$HF_P50B")
+HELD_ROWS=$(if [ -s "$WORK/held.tsv" ]; then awk '{ printf "| %s | %s | %s | %s | %s / %s | %s / %s | %s | %s | %s |\n", $1, ($2 == 1 ? "held" : "none"), $3, $11, $4, $5, $6, $7, $8, $9, $10 }' "$WORK/held.tsv"; fi)
+if [ "$HF_TPS" = n/a ] || [ "$HH_TPS" = n/a ]; then
+	HELD_TPS_VERDICT="**NOT MET**"
+	HELD_TPS_WHY="not measured: ${RELAY_NOTE:-the relay part did not run}"
+	HELD_CLAIM_VERDICT="**NOT MET**"
+	HELD_CLAIM_WHY=$HELD_TPS_WHY
+else
+	HELD_TPS_VERDICT=$(verdict "$R_HELD" 0.8)
+	if ge "$R_HELD" 0.8; then
+		HELD_TPS_WHY="producers insert and update rows no older snapshot needs: the held snapshot costs them little; what it costs is the outbox's reader, the relay (next row)"
+	else
+		HELD_TPS_WHY="the held snapshot keeps every row version changed meanwhile: the producers' index insertions and the relay's claims and marks step over more of them as the run goes on"
+	fi
+	if ge 2 "$R_CLAIM"; then
+		HELD_CLAIM_VERDICT="**MET**"
+		HELD_CLAIM_WHY="the claim's median in the last third of the held run is within 2x the free run's: at this rate and length the dead index entries a claim steps over (one per event published since the snapshot) cost less than the claim's other work; they grow with the events published while the snapshot is held, so a longer hold or a higher rate shows them"
+	else
+		HELD_CLAIM_VERDICT="**NOT MET**"
+		HELD_CLAIM_WHY="every event published while the snapshot is held leaves its old row version, and its entry in the index of unpublished events (outbox_unpublished), in place: VACUUM may not remove what the snapshot can still see, and btree cannot mark the entries dead either; each claim starts at the lowest id and steps over all of them, so its cost grows with the events published since the snapshot was taken (the weakness of every SKIP LOCKED queue that marks rows done)"
+	fi
+fi
+HELD_SIZE_WHY="purge_published removes published events row by row (DELETE): the table keeps its largest size (VACUUM makes the space reusable, it does not give it back), and under a held snapshot the deleted rows stay as dead rows (${HH_DEAD} at the end of a held run against ${HF_DEAD} without). The goal asks published events to leave by dropping or truncating whole partitions (PgQ's rotating tables, pgmq's partitioned archive): not built yet"
+
 # chart data: clients and the medians per competitor
 for scen in uniform hot; do
 	for c in 1 8 16 32 64; do
@@ -1184,6 +1325,7 @@ $SETTINGS_TABLE
 | uniform reserve at 8 clients, this build ($EXTVERSION) against $BASE_VERSION: no slower beyond noise | $V04_NEW / $V04_OLD tps = **${R_V04}x** (noise: $V04_NOISE) | $V04_VERDICT | $V04_WHY |
 | availability (100 SKUs per call, $READERS clients) beside uniform reserve at 8 clients | reader $AV_READER_W calls/s beside reserve ($AV_READER alone); reserve $AV_WITH tps with the reader, $AV_ALONE without = **${R_AV}x** | no target set | the reader takes no row locks and writes nothing, so it slows reserve only through the 2 shared cores: see the availability section |
 | expire_due >= 40,000 rows/s over 1,000,000 due reservations spread over 10,000 SKUs | $EXP_RATE rows/s over $EXPIRED rows ($EXP_SKUS SKUs) | $EXP_VERDICT | $EXP_WHY |
+| an outbox that never bloats (issue #12, goal 4): with a snapshot held open ${HOLD_SECS} s, producers >= 0.8x and the claim's latency flat; size bounded by the retention window | producers **${R_HELD}x**, claim p99 **${R_CLAIM}x** | **NOT MET** | the size part is not built (published events leave by DELETE); producers $HELD_TPS_VERDICT, claim latency $HELD_CLAIM_VERDICT: see Outbox under a held snapshot |
 
 Superuser figure: pg_inventory as the superuser at 8 clients:
 $U8_SU tps; the app role runs at ${R_SU}x of it (the difference is the
@@ -1351,6 +1493,32 @@ relay polls by default and \`--listen\` stays an option.
 | backlog drain (batch $RELAY_BATCH, every round) | $MB_N | $MB_RSS | $MB_HWM |
 | steady rate, polling (batch 100) | $MP_N | $MP_RSS | $MP_HWM |
 | steady rate, \`--listen\` | $ML_N | $ML_RSS | $ML_HWM |
+
+## Outbox under a held snapshot (issue #12, goal 4)
+
+| goal | measured | verdict | why |
+|---|---|---|---|
+| producer throughput with a snapshot held open ${HOLD_SECS} s >= 0.8x the same run without | $HH_TPS / $HF_TPS tps = **${R_HELD}x** at a target of $HOLD_RATE/s (medians of $ROUNDS round(s)); producer latency (pgbench's average, which counts the wait for a late schedule) $HH_LAT ms held, $HF_LAT ms free | $HELD_TPS_VERDICT | $HELD_TPS_WHY |
+| the relay's claim latency stays flat | claim probe median in the last third: **$HH_P50B ms** held against $HF_P50B ms free = **${R_CLAIM}x** (p99 last third: $HH_P99B against $HF_P99B ms; first third held: p99 $HH_P99A ms); flat counts as a median at most 2x the free run's | $HELD_CLAIM_VERDICT | $HELD_CLAIM_WHY |
+| the outbox's size bounded by the retention window; published events leave by whole partitions, never row by row | outbox $HH_MIB MiB at the end of a held run, $HF_MIB MiB without (each run starts from a purged, VACUUMed outbox) | **NOT MET** | $HELD_SIZE_WHY |
+
+Each run: producers reserve at a steady $HOLD_RATE reservations/s (uniform
+reserve as \`bench_app\`, 8 clients, \`pgbench --rate=$HOLD_RATE -T
+$HOLD_SECS\`: a rate the relay keeps up with here, so that every run
+starts and ends with nothing unpublished) in database bench_relay while one relay
+publishes in the default poll mode and a probe
+(\`test/bench/scripts/claim_probe.sql\`, 5 per second) claims at most one
+event and gives it back, so that pgbench's per-transaction log times what
+one claim costs as the run goes on. A held run has one more session that
+opened a \`REPEATABLE READ\` transaction and read a table before the
+producers started, and keeps it open until they stop; runs with and
+without alternate over the rounds. Outbox size and dead rows
+(\`pg_stat_user_tables.n_dead_tup\`) are read at the end, before the
+snapshot is let go.
+
+| run | snapshot | producer tps | producer latency ms (average) | claim p50 / p99 ms, first third | claim p50 / p99 ms, last third | outbox MiB | dead rows | events left unpublished |
+|---|---|---:|---:|---:|---:|---:|---:|---:|
+$HELD_ROWS
 
 ## Work check
 

@@ -10,7 +10,7 @@ MODULE_big = pg_inventory
 OBJS = src/pg_inventory.o src/statement.o src/call.o src/auth.o src/validate.o \
 	src/storage_row.o src/storage_slot.o src/allocate.o src/reservation.o src/ledger.o \
 	src/invariants.o src/outbox.o src/retention.o src/worker.o src/location.o \
-	src/level.o src/console.o
+	src/level.o src/console.o src/backend_cache.o
 MODULEDIR = extension
 # sql/pg_inventory.sql is the full script of the current version, installed
 # under its versioned name; the released full script and every upgrade

@@ -40,26 +40,23 @@
 #include "utils/memutils.h"
 
 #include "inventory_errcodes.h"
+#include "backend_cache.h"
 #include "statement.h"
 #include "storage.h"
 #include "allocate.h"
 
 /*
- * The location cache (0.6 on): per backend, each tenant's first two active
- * locations in allocation order, which every reservation needs (with one,
- * the policy is that location: InventoryFirstLocations).  Dropped at every
- * invalidation of inventory.location, which its statement trigger
- * location_changed sends at each change of the table (whoever makes it),
- * and taken in at each lookup, as the grant cache of auth.c does; filled
- * from the latest committed rows (and the caller's own changes), never
- * from an older snapshot, so that a change seen once is never forgotten.
- * A name is at most 64 characters, 256 bytes.  At most
- * LOCATION_CACHE_MAX tenants (about 800 KB): when full, it starts again
- * empty.  An entry is stored only when no invalidation arrived while it
- * was read (location_cache_generation; see the grant cache in auth.c).
+ * The location cache (0.6 on, see backend_cache.h): per backend, each
+ * tenant's first two active locations in allocation order, which every
+ * reservation needs (with one, the policy is that location:
+ * InventoryFirstLocations).  Forgotten at every invalidation of
+ * inventory.location, which its statement trigger location_changed sends
+ * at each change of the table (whoever makes it); filled from the latest
+ * committed rows (and the caller's own changes), never from an older
+ * snapshot, so that a change seen once is never forgotten.  A name is at
+ * most 64 characters, 256 bytes.  At most 1,024 tenants (about 800 KB).
  */
 #define LOCATION_CACHE_NAME 257
-#define LOCATION_CACHE_MAX 1024
 
 typedef struct FirstLocations
 {
@@ -68,24 +65,10 @@ typedef struct FirstLocations
 	char		names[2][LOCATION_CACHE_NAME];
 } FirstLocations;
 
-static HTAB *location_cache = NULL;
-static Oid	location_cache_relid = InvalidOid;	/* inventory.location */
-static bool location_cache_callback = false;
-static uint64 location_cache_generation = 0;	/* invalidations taken in */
-
-static void
-LocationCacheCallback(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid) || relid == location_cache_relid)
-	{
-		location_cache_generation++;
-		if (location_cache != NULL)
-		{
-			hash_destroy(location_cache);
-			location_cache = NULL;
-		}
-	}
-}
+static InventoryBackendCache location_cache = {
+	"pg_inventory first locations", "location", NULL,
+	LOCATION_CACHE_NAME, sizeof(FirstLocations), true, 1024
+};
 
 /* $1 tenant: its first two active locations in allocation order */
 static InventoryStatement first_locations = {
@@ -106,68 +89,41 @@ int
 InventoryFirstLocations(const char *tenant, char ***names)
 {
 	FirstLocations *entry;
-	FirstLocations key;
-	bool		found;
+	char		key[LOCATION_CACHE_NAME];
+	bool		cached = strlen(tenant) < LOCATION_CACHE_NAME;
 	uint64		n;
-	uint64		generation;
+	uint64		generation = 0;
 	int			i;
 
 	*names = palloc(sizeof(char *) * 2);
-	AcceptInvalidationMessages();
-	if (strlen(tenant) < LOCATION_CACHE_NAME && location_cache != NULL)
+	if (cached)
 	{
-		memset(key.tenant, 0, LOCATION_CACHE_NAME);
-		strcpy(key.tenant, tenant);
-		entry = hash_search(location_cache, key.tenant, HASH_FIND, NULL);
+		memset(key, 0, LOCATION_CACHE_NAME);
+		strcpy(key, tenant);
+		entry = InventoryCacheFind(&location_cache, key);
 		if (entry != NULL)
 		{
 			for (i = 0; i < entry->count; i++)
 				(*names)[i] = pstrdup(entry->names[i]);
 			return entry->count;
 		}
+		generation = InventoryCacheBeginRead(&location_cache);
 	}
-	if (!location_cache_callback)
-	{
-		CacheRegisterRelcacheCallback(LocationCacheCallback, 0);
-		location_cache_callback = true;
-	}
-	location_cache_relid = get_relname_relid("location",
-											 get_namespace_oid("inventory", false));
-	generation = location_cache_generation;
 	n = InventoryRunLatest(&first_locations, (Datum[]) {CStringGetTextDatum(tenant)},
 						   NULL);
 	for (i = 0; i < (int) n; i++)
+	{
 		(*names)[i] = InventoryResultText(i, 1);
-	/* an invalidation taken in meanwhile: this answer may predate it */
-	if (generation != location_cache_generation)
-		return (int) n;
-	if (strlen(tenant) >= LOCATION_CACHE_NAME)
-		return (int) n;
-	for (i = 0; i < (int) n; i++)
 		if (strlen((*names)[i]) >= LOCATION_CACHE_NAME)
-			return (int) n;
-	if (location_cache != NULL &&
-		hash_get_num_entries(location_cache) >= LOCATION_CACHE_MAX)
-	{
-		hash_destroy(location_cache);
-		location_cache = NULL;
+			cached = false;
 	}
-	if (location_cache == NULL)
+	if (cached &&
+		(entry = InventoryCacheStore(&location_cache, generation, key)) != NULL)
 	{
-		HASHCTL		ctl;
-
-		ctl.keysize = LOCATION_CACHE_NAME;
-		ctl.entrysize = sizeof(FirstLocations);
-		ctl.hcxt = TopMemoryContext;
-		location_cache = hash_create("pg_inventory first locations", 64, &ctl,
-									 HASH_ELEM | HASH_STRINGS | HASH_CONTEXT);
+		entry->count = (int) n;
+		for (i = 0; i < (int) n; i++)
+			strlcpy(entry->names[i], (*names)[i], LOCATION_CACHE_NAME);
 	}
-	memset(key.tenant, 0, LOCATION_CACHE_NAME);
-	strcpy(key.tenant, tenant);
-	entry = hash_search(location_cache, key.tenant, HASH_ENTER, &found);
-	entry->count = (int) n;
-	for (i = 0; i < (int) n; i++)
-		strlcpy(entry->names[i], (*names)[i], LOCATION_CACHE_NAME);
 	return (int) n;
 }
 

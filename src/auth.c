@@ -28,7 +28,7 @@
  * inventory.tenant_member, read by the same check.
  *
  * 0.6 on, a backend remembers the (role, tenant) pairs the check let
- * through (GrantCache below), so that a call of a tenant the role acted for
+ * through (grant_cache below), so that a call of a tenant the role acted for
  * before runs no statement to check it.  The memory is dropped whenever
  * PostgreSQL says that something the check reads may have changed: a row
  * of inventory.tenant_grant (the statement trigger tenant_grant_changed
@@ -59,6 +59,7 @@
 #include "utils/syscache.h"
 
 #include "pg_inventory.h"
+#include "backend_cache.h"
 #include "statement.h"
 
 PG_FUNCTION_INFO_V1(inventory_grant_tenant);
@@ -74,22 +75,16 @@ static InventoryStatement granted = {
 };
 
 /*
- * The grant cache (0.6 on, see the file header): the (role, tenant) pairs
- * the check let through in this backend.  A tenant name is at most 64
- * characters (inventory.name_id), so at most 256 bytes of UTF-8; a longer
- * one is never remembered.  At most GRANT_CACHE_MAX pairs (about 300 KB):
- * when full, it starts again empty.
- *
- * A pair is remembered only when no invalidation arrived while the check
- * read it: the statement's snapshot is taken before its locks, and taking
- * a lock takes in invalidations, so a revoke that commits meanwhile can be
- * taken in (dropping the cache) while the statement still reads the grant
- * from the older snapshot.  grant_cache_generation counts the
- * invalidations; Granted compares it before and after (as PostgreSQL's own
- * caches retry a load that an invalidation overtook).
+ * The grant cache (0.6 on, see the file header and backend_cache.h): the
+ * (role, tenant) pairs the check let through in this backend, forgotten at
+ * every invalidation of inventory.tenant_grant, of a role or a role
+ * membership (pg_authid, pg_auth_members: what pg_has_role reads), of a
+ * type (the marker's privileges) or of a database (pg_has_role reads its
+ * owner for pg_database_owner).  A tenant name is at most 64 characters
+ * (inventory.name_id), so at most 256 bytes of UTF-8; a longer one is never
+ * remembered.  At most 1,024 pairs (about 300 KB).
  */
 #define GRANT_CACHE_TENANT 257
-#define GRANT_CACHE_MAX 1024
 
 typedef struct GrantCacheKey
 {
@@ -97,65 +92,14 @@ typedef struct GrantCacheKey
 	char		tenant[GRANT_CACHE_TENANT];
 } GrantCacheKey;
 
-static HTAB *grant_cache = NULL;
-static Oid	grant_cache_relid = InvalidOid;	/* inventory.tenant_grant */
-static bool grant_cache_callbacks = false;
-static uint64 grant_cache_generation = 0;	/* invalidations taken in */
+static const int grant_cache_syscaches[] = {
+	AUTHOID, AUTHMEMROLEMEM, TYPEOID, DATABASEOID, -1
+};
 
-/* Drops every remembered pair (an invalidation callback, or a full cache). */
-static void
-GrantCacheReset(void)
-{
-	if (grant_cache != NULL)
-	{
-		hash_destroy(grant_cache);
-		grant_cache = NULL;
-	}
-}
-
-/* pg_authid, pg_auth_members, pg_type (the marker), pg_database (owner) */
-static void
-GrantCacheSyscacheCallback(Datum arg, int cacheid, uint32 hashvalue)
-{
-	grant_cache_generation++;
-	GrantCacheReset();
-}
-
-/*
- * A relcache invalidation of inventory.tenant_grant (its trigger sends one
- * at each change), or of every relation (relid InvalidOid)
- */
-static void
-GrantCacheRelcacheCallback(Datum arg, Oid relid)
-{
-	if (!OidIsValid(relid) || relid == grant_cache_relid)
-	{
-		grant_cache_generation++;
-		GrantCacheReset();
-	}
-}
-
-/*
- * Before a check that may fill the cache: the callbacks registered (once
- * per backend; pg_database too: pg_has_role reads its owner for
- * pg_database_owner) and the OID of inventory.tenant_grant known (it
- * changes when the extension is created again)
- */
-static void
-GrantCacheSetup(void)
-{
-	if (!grant_cache_callbacks)
-	{
-		CacheRegisterSyscacheCallback(AUTHOID, GrantCacheSyscacheCallback, 0);
-		CacheRegisterSyscacheCallback(AUTHMEMROLEMEM, GrantCacheSyscacheCallback, 0);
-		CacheRegisterSyscacheCallback(TYPEOID, GrantCacheSyscacheCallback, 0);
-		CacheRegisterSyscacheCallback(DATABASEOID, GrantCacheSyscacheCallback, 0);
-		CacheRegisterRelcacheCallback(GrantCacheRelcacheCallback, 0);
-		grant_cache_callbacks = true;
-	}
-	grant_cache_relid = get_relname_relid("tenant_grant",
-										  get_namespace_oid("inventory", false));
-}
+static InventoryBackendCache grant_cache = {
+	"pg_inventory tenant grants", "tenant_grant", grant_cache_syscaches,
+	sizeof(GrantCacheKey), sizeof(GrantCacheKey), false, 1024
+};
 
 /* Fills key with role and tenant; false when the tenant is too long. */
 static bool
@@ -172,44 +116,6 @@ GrantCacheKeyOf(GrantCacheKey *key, Oid role, const char *tenant)
 }
 
 /*
- * Whether the pair is remembered, after taking in the invalidations that
- * other sessions committed (they may drop it)
- */
-static bool
-GrantCacheHas(Oid role, const char *tenant)
-{
-	GrantCacheKey key;
-
-	AcceptInvalidationMessages();
-	if (grant_cache == NULL || !GrantCacheKeyOf(&key, role, tenant))
-		return false;
-	return hash_search(grant_cache, &key, HASH_FIND, NULL) != NULL;
-}
-
-/* Remembers the pair. */
-static void
-GrantCacheAdd(Oid role, const char *tenant)
-{
-	GrantCacheKey key;
-
-	if (!GrantCacheKeyOf(&key, role, tenant))
-		return;
-	if (grant_cache != NULL && hash_get_num_entries(grant_cache) >= GRANT_CACHE_MAX)
-		GrantCacheReset();
-	if (grant_cache == NULL)
-	{
-		HASHCTL		ctl;
-
-		ctl.keysize = sizeof(GrantCacheKey);
-		ctl.entrysize = sizeof(GrantCacheKey);
-		ctl.hcxt = TopMemoryContext;
-		grant_cache = hash_create("pg_inventory tenant grants", 64, &ctl,
-								  HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-	}
-	hash_search(grant_cache, &key, HASH_ENTER, NULL);
-}
-
-/*
  * Whether the caller of call has a live grant of tenant (or '*'): from the
  * grant cache when the schema has the trigger that keeps it right (0.6 on),
  * else by the statement
@@ -218,22 +124,23 @@ static bool
 Granted(InventoryCall *call, const char *tenant)
 {
 	Datum		values[2];
+	GrantCacheKey key;
+	bool		cached = call->guarded &&
+		GrantCacheKeyOf(&key, call->caller, tenant);
 	uint64		generation = 0;
 
-	if (call->guarded)
+	if (cached)
 	{
-		if (GrantCacheHas(call->caller, tenant))
+		if (InventoryCacheFind(&grant_cache, &key) != NULL)
 			return true;
-		GrantCacheSetup();
-		generation = grant_cache_generation;
+		generation = InventoryCacheBeginRead(&grant_cache);
 	}
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = ObjectIdGetDatum(call->caller);
 	if (InventoryRunLatest(&granted, values, NULL) == 0)
 		return false;
-	/* an invalidation taken in meanwhile: this answer may predate it */
-	if (call->guarded && generation == grant_cache_generation)
-		GrantCacheAdd(call->caller, tenant);
+	if (cached)
+		(void) InventoryCacheStore(&grant_cache, generation, &key);
 	return true;
 }
 

@@ -67,7 +67,7 @@ typedef struct FirstLocations
 
 static InventoryBackendCache location_cache = {
 	"pg_inventory first locations", "location", NULL,
-	LOCATION_CACHE_NAME, sizeof(FirstLocations), true, 1024
+	LOCATION_CACHE_NAME, sizeof(FirstLocations), true, 1024, NULL
 };
 
 /* $1 tenant: its first two active locations in allocation order */

@@ -78,9 +78,9 @@ static InventoryStatement granted = {
  * The grant cache (0.6 on, see the file header and backend_cache.h): the
  * (role, tenant) pairs the check let through in this backend, forgotten at
  * every invalidation of inventory.tenant_grant, of a role or a role
- * membership (pg_authid, pg_auth_members: what pg_has_role reads), of a
- * type (the marker's privileges) or of a database (pg_has_role reads its
- * owner for pg_database_owner).  A tenant name is at most 64 characters
+ * membership (pg_authid, pg_auth_members: what pg_has_role reads), of the
+ * marker type (its privileges: GrantCacheConcerns) or of a database
+ * (pg_has_role reads its owner for pg_database_owner).  A tenant name is at most 64 characters
  * (inventory.name_id), so at most 256 bytes of UTF-8; a longer one is never
  * remembered.  At most 1,024 pairs (about 300 KB).
  */
@@ -96,10 +96,44 @@ static const int grant_cache_syscaches[] = {
 	AUTHOID, AUTHMEMROLEMEM, TYPEOID, DATABASEOID, -1
 };
 
+/*
+ * The hash value of the marker type inventory.tenant_grantee in the
+ * TYPEOID syscache (0: not known yet), set at each read of a grant
+ */
+static uint32 marker_hash = 0;
+
+/*
+ * Of pg_type's invalidations, only those of the marker (its privileges are
+ * the live grants) concern the cache, not those of every type that a
+ * CREATE TABLE (or CREATE TEMP TABLE) anywhere in the database makes.  A
+ * hash value of 0 means every entry; an unknown marker, every type.
+ */
+static bool
+GrantCacheConcerns(int cacheid, uint32 hashvalue)
+{
+	return cacheid != TYPEOID || hashvalue == 0 || marker_hash == 0 ||
+		hashvalue == marker_hash;
+}
+
 static InventoryBackendCache grant_cache = {
 	"pg_inventory tenant grants", "tenant_grant", grant_cache_syscaches,
-	sizeof(GrantCacheKey), sizeof(GrantCacheKey), false, 1024
+	sizeof(GrantCacheKey), sizeof(GrantCacheKey), false, 1024,
+	GrantCacheConcerns
 };
+
+/* The TYPEOID hash value of inventory.tenant_grantee; 0 when there is none */
+static uint32
+MarkerHash(void)
+{
+	Oid			nsp = get_namespace_oid("inventory", true);
+	Oid			marker = OidIsValid(nsp) ?
+		GetSysCacheOid2(TYPENAMENSP, Anum_pg_type_oid,
+						CStringGetDatum("tenant_grantee"),
+						ObjectIdGetDatum(nsp)) : InvalidOid;
+
+	return OidIsValid(marker) ?
+		GetSysCacheHashValue1(TYPEOID, ObjectIdGetDatum(marker)) : 0;
+}
 
 /* Fills key with role and tenant; false when the tenant is too long. */
 static bool
@@ -134,6 +168,7 @@ Granted(InventoryCall *call, const char *tenant)
 		if (InventoryCacheFind(&grant_cache, &key) != NULL)
 			return true;
 		generation = InventoryCacheBeginRead(&grant_cache);
+		marker_hash = MarkerHash();
 	}
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = ObjectIdGetDatum(call->caller);

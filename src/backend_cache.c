@@ -32,7 +32,10 @@ CacheForget(InventoryBackendCache *cache)
 static void
 CacheSyscacheCallback(Datum arg, int cacheid, uint32 hashvalue)
 {
-	CacheForget((InventoryBackendCache *) DatumGetPointer(arg));
+	InventoryBackendCache *cache = (InventoryBackendCache *) DatumGetPointer(arg);
+
+	if (cache->concerns == NULL || cache->concerns(cacheid, hashvalue))
+		CacheForget(cache);
 }
 
 /* A relcache invalidation of the cache's table, or of every relation */

@@ -15,8 +15,15 @@
  *		static const int grant_syscaches[] = {AUTHOID, ..., -1};
  *		static InventoryBackendCache grant_cache = {
  *			"pg_inventory tenant grants", "tenant_grant", grant_syscaches,
- *			sizeof(GrantCacheKey), sizeof(GrantCacheKey), false, 1024
+ *			sizeof(GrantCacheKey), sizeof(GrantCacheKey), false, 1024,
+ *			GrantCacheConcerns
  *		};
+ *
+ * (concerns, when set, lets a syscache invalidation through only if it may
+ * be about what the answers read: the grant cache minds one type of
+ * pg_type, not every type a CREATE TABLE makes).  A cache's hash table
+ * shows in pg_backend_memory_contexts (ident: its name) while it holds
+ * anything.
  *
  * A lookup first takes in the invalidations other sessions committed
  * (AcceptInvalidationMessages), so a change that committed before the call
@@ -55,6 +62,8 @@ typedef struct InventoryBackendCache
 	Size		entrysize;
 	bool		string_keys;	/* NUL-terminated string keys (HASH_STRINGS) */
 	long		max_entries;
+	/* whether a syscache invalidation concerns the cache; NULL: every one */
+	bool		(*concerns) (int cacheid, uint32 hashvalue);
 
 	/* its state in this backend */
 	HTAB	   *htab;			/* NULL: empty */

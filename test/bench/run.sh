@@ -846,10 +846,12 @@ held_run() {
 				  FROM inventory.outbox WHERE id > $mark AND published_at IS NOT NULL) e")
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out" | awk '{ printf "%.1f", $1 }')
 	plat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")
-	# pgbench -l lines: client transaction latency-us script epoch-s epoch-us
+	# pgbench -l lines with --rate: client transaction latency-us script
+	# epoch-s epoch-us schedule-lag-us; the latency counts from the
+	# scheduled start, so the claim's own time is latency - lag
 	cat "$probe".* 2>/dev/null | awk -v name="$name" -v hold="$hold" -v tps="$tps" \
 		-v size="$size" -v dead="$dead" -v left="$left" -v plat="${plat:-n/a}" -v lag="${lag:-n/a n/a}" '
-		{ t[NR] = $5 + $6 / 1e6; l[NR] = $3 / 1000 }
+		{ t[NR] = $5 + $6 / 1e6; l[NR] = ($3 - $7) / 1000 }
 		END {
 			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat, lag; exit }
 			t0 = t[1]; t1 = t[1]

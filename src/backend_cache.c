@@ -93,13 +93,18 @@ InventoryCacheBeginRead(InventoryBackendCache *cache)
  *		The new entry of key, for the caller to fill in, when no
  *		invalidation arrived since InventoryCacheBeginRead returned
  *		generation; NULL when one did (the answer may predate it: it is
- *		not stored).  A full cache starts again empty.
+ *		not stored), or when the table was not found under its name at
+ *		InventoryCacheBeginRead (renamed: its invalidations would never
+ *		match).  A full cache starts again empty.
  */
 void *
 InventoryCacheStore(InventoryBackendCache *cache, uint64 generation,
 					const void *key)
 {
 	if (generation != cache->generation)
+		return NULL;
+	/* the table is gone or renamed: no invalidation would reach an entry */
+	if (!OidIsValid(cache->relid))
 		return NULL;
 	if (cache->htab != NULL &&
 		hash_get_num_entries(cache->htab) >= cache->max_entries)

@@ -1187,7 +1187,7 @@ static InventoryStatement expire_batch_located = {
 
 /*
  * The same for the listed reservations $4 only (those still pending and
- * due; the parts of ExpireListed)
+ * due; the parts of ExpireTry)
  */
 static InventoryStatement expire_listed_located = {
 	"expire listed due reservations",
@@ -1456,37 +1456,16 @@ typedef struct ExpireSkips
 /* the parts a failed list of due reservations is tried again in */
 #define EXPIRE_SPLIT 16
 
-static void ExpireListed(ExpireSkips *skips, const int64 *ids, int n);
-
 /*
- * ExpireSplit
- *		Expires the n (at least 2) listed due reservations ids, which failed
- *		together on a bad row, in EXPIRE_SPLIT parts tried on their own
- *		(ExpireListed): the parts without a bad row are written once more,
- *		the others split again, down to single reservations, which are
- *		skipped.  With one bad row among n, that is about n rows written
- *		again and n / 15 rolled back, in some 16 log16(n) subtransactions,
- *		instead of n subtransactions one by one.
- */
-static void
-ExpireSplit(ExpireSkips *skips, const int64 *ids, int n)
-{
-	int			part = (n + EXPIRE_SPLIT - 1) / EXPIRE_SPLIT;
-	int			first;
-
-	for (first = 0; first < n; first += part)
-		ExpireListed(skips, ids + first, Min(part, n - first));
-}
-
-/*
- * ExpireListed
+ * ExpireTry
  *		Expires the n listed due reservations ids (oldest first) in one
- *		subtransaction; when that fails on a bad row (IsBadRowError), it is
- *		rolled back and split (ExpireSplit), or, a single reservation,
- *		skipped: the oldest skipped and its error are kept for the WARNING.
+ *		subtransaction; false when that failed on a bad row
+ *		(IsBadRowError) and was rolled back.  A single reservation that
+ *		fails is skipped: the oldest skipped and its error are kept for
+ *		the WARNING.
  */
-static void
-ExpireListed(ExpireSkips *skips, const int64 *ids, int n)
+static bool
+ExpireTry(ExpireSkips *skips, const int64 *ids, int n)
 {
 	ExpirePass	pass = {skips->call, skips->now, n, ids, 0};
 	ErrorData  *edata = NULL;
@@ -1494,26 +1473,73 @@ ExpireListed(ExpireSkips *skips, const int64 *ids, int n)
 	if (InventoryTrySubtransaction(ExpireWork, &pass, IsBadRowError, &edata))
 	{
 		skips->expired += pass.expired;
-		return;
+		return true;
 	}
-	if (n > 1)
-	{
-		FreeErrorData(edata);
-		ExpireSplit(skips, ids, n);
-	}
-	else if (skips->skipped++ == 0)
+	if (n == 1 && skips->skipped++ == 0)
 	{
 		skips->first_skipped = ids[0];
 		skips->first_error = edata;
 	}
 	else
 		FreeErrorData(edata);
+	return false;
+}
+
+/*
+ * ExpireSplit
+ *		Expires the n (at least 2) listed due reservations ids, which failed
+ *		together on a bad row, in EXPIRE_SPLIT parts tried on their own: the
+ *		parts without a bad row are written once more, the failed ones are
+ *		split again, down to single reservations, which are skipped.  With
+ *		one bad row among n, that is about n rows written again and n / 15
+ *		rolled back, in some 16 log16(n) subtransactions, instead of n
+ *		subtransactions one by one.  When every part failed (bad rows
+ *		everywhere), splitting further would only fail again at each level:
+ *		the parts are then tried one reservation at a time.
+ */
+static void
+ExpireSplit(ExpireSkips *skips, const int64 *ids, int n)
+{
+	int			part = (n + EXPIRE_SPLIT - 1) / EXPIRE_SPLIT;
+	int			failed_first[EXPIRE_SPLIT];
+	int			failed_count[EXPIRE_SPLIT];
+	int			nparts = 0;
+	int			nfailed = 0;
+	int			first;
+	int			k;
+
+	for (first = 0; first < n; first += part)
+	{
+		int			m = Min(part, n - first);
+
+		nparts++;
+		if (!ExpireTry(skips, ids + first, m) && m > 1)
+		{
+			failed_first[nfailed] = first;
+			failed_count[nfailed] = m;
+			nfailed++;
+		}
+	}
+	for (k = 0; k < nfailed; k++)
+	{
+		const int64 *part_ids = ids + failed_first[k];
+
+		if (nfailed < nparts)
+			ExpireSplit(skips, part_ids, failed_count[k]);
+		else
+		{
+			int			i;
+
+			for (i = 0; i < failed_count[k]; i++)
+				(void) ExpireTry(skips, part_ids + i, 1);
+		}
+	}
 }
 
 /*
  * ExpireAroundBadRows
  *		After a batch failed on a bad row: lists the due reservations,
- *		oldest first, and expires them in parts (ExpireSplit, ExpireListed),
+ *		oldest first, and expires them in parts (ExpireSplit, ExpireTry),
  *		which skip those that fail with a data or constraint error, until
  *		max_rows are expired or none is left.  One tenant's bad row never
  *		stops the expiry of the others, and costs them a few rolled-back
@@ -1551,8 +1577,8 @@ ExpireAroundBadRows(InventoryCall *call, TimestampTz now, int32 max_rows)
 		/* the first list is about the batch that failed: split it at once */
 		if (first && n > 1)
 			ExpireSplit(&skips, ids, (int) n);
-		else
-			ExpireListed(&skips, ids, (int) n);
+		else if (!ExpireTry(&skips, ids, (int) n) && n > 1)
+			ExpireSplit(&skips, ids, (int) n);
 		first = false;
 		pfree(ids);
 	}

@@ -167,6 +167,9 @@ log() { printf '[bench %s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "FAILED: $*"; exit 1; }
 
 cleanup() {
+	# background work of a run that stopped early (relay, probe, samplers)
+	local j
+	for j in $(jobs -p); do kill "$j" 2>/dev/null || true; done
 	if declare -F base_stop >/dev/null; then base_stop; fi
 	if declare -F rmq_destroy >/dev/null; then rmq_destroy >/dev/null 2>&1 || true; fi
 	if declare -F pg_destroy >/dev/null; then pg_destroy >/dev/null 2>&1 || true; fi
@@ -446,7 +449,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	# what the buyers wait on, sampled every 200 ms during the round
 	rm -f "$WORK/flash.stop"
 	(
-		while [ ! -e "$WORK/flash.stop" ]; do
+		while [ -d "$WORK" ] && [ ! -e "$WORK/flash.stop" ]; do
 			val -d postgres -c "SELECT coalesce(wait_event_type || ':' || wait_event, 'CPU')
 				FROM pg_stat_activity WHERE usename = 'bench_app' AND state = 'active'" || true
 			sleep 0.2
@@ -806,7 +809,12 @@ SQL
 held_run() {
 	local name=$1 hold=$2 rc=0 out probe i left holder_pid=""
 	rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
-	while [ "$(val -d bench_relay -c "SELECT inventory.purge_published(interval '0', 1000000)")" != 0 ]; do :; done
+	local purged
+	for i in $(seq 1 100); do
+		purged=$(val -d bench_relay -c "SELECT inventory.purge_published(interval '0', 1000000)")
+		[ "$purged" = 0 ] && break
+	done
+	[ "$purged" = 0 ] || die "held_run: the outbox still held published events after 100 purges"
 	sql -d bench_relay -c 'VACUUM ANALYZE inventory.outbox' -c CHECKPOINT
 	if [ "$hold" = 1 ]; then
 		PGAPPNAME=bench_hold psql -X -q -d bench_relay -c 'BEGIN ISOLATION LEVEL REPEATABLE READ' \
@@ -1038,7 +1046,7 @@ stat() {
 			printf "%.1f %.1f %.1f %d\n", med, v[1], v[NR], NR }'
 }
 med() { stat "$@" | awk '{ print $1 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && a != "n/a" && b > 0) printf "%.2f", a / b; else print "n/a" }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a != "" && a != "n/a" && b != "" && b != "n/a" && b + 0 > 0) printf "%.2f", a / b; else print "n/a" }'; }
 ge() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a >= b) }'; }
 lt() { awk -v a="$1" -v b="$2" 'BEGIN { exit !(a != "" && a != "n/a" && a + 0 < b + 0) }'; }
 # verdict VALUE GOAL: MET / NOT MET, or "not measured" for a value that is

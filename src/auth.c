@@ -80,9 +80,10 @@ static InventoryStatement granted = {
  * every invalidation of inventory.tenant_grant, of a role or a role
  * membership (pg_authid, pg_auth_members: what pg_has_role reads), of the
  * marker type (its privileges: GrantCacheConcerns) or of a database
- * (pg_has_role reads its owner for pg_database_owner).  A tenant name is at most 64 characters
- * (inventory.name_id), so at most 256 bytes of UTF-8; a longer one is never
- * remembered.  At most 1,024 pairs (about 300 KB).
+ * (pg_has_role reads its owner for pg_database_owner).  A tenant name is
+ * at most 64 characters (inventory.name_id), so at most 256 bytes of
+ * UTF-8; a longer one is never remembered.  At most 1,024 pairs (about
+ * 300 KB).
  */
 #define GRANT_CACHE_TENANT 257
 

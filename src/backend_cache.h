@@ -22,8 +22,8 @@
  * (concerns, when set, lets a syscache invalidation through only if it may
  * be about what the answers read: the grant cache minds one type of
  * pg_type, not every type a CREATE TABLE makes).  A cache's hash table
- * shows in pg_backend_memory_contexts (ident: its name) while it holds
- * anything.
+ * shows in pg_backend_memory_contexts (a context named as the cache) while
+ * it holds anything.
  *
  * A lookup first takes in the invalidations other sessions committed
  * (AcceptInvalidationMessages), so a change that committed before the call

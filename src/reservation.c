@@ -1221,8 +1221,7 @@ static InventoryStatement write_expired_events = {
 
 /*
  * Due reservations after the position ($3 expires_at, $4 id), oldest first,
- * at most $2: the candidates of ExpireAroundBadRows.  $1
- * clock.
+ * at most $2: the candidates of ExpireAroundBadRows.  $1 clock.
  */
 static InventoryStatement due_after = {
 	"list due reservations",
@@ -1238,7 +1237,7 @@ typedef struct ExpirePass
 {
 	InventoryCall *call;
 	TimestampTz now;
-	int32		max_rows;
+	int32		max_rows;		/* also the length of only_ids */
 	const int64 *only_ids;		/* NULL: the oldest due ones */
 	uint64		expired;		/* out */
 } ExpirePass;

@@ -178,6 +178,14 @@ cleanup() {
 trap cleanup EXIT
 
 sql() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
+# median [FORMAT]: the median of the numbers on standard input, one per
+# line (the mean of the middle two for an even count), printed with FORMAT
+# (default %.2f); n/a when there is none
+median() {
+	sort -g | awk -v f="${1:-%.2f}" '{ v[NR] = $1 } END {
+		if (NR == 0) { print "n/a"; exit }
+		printf f "\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
 val() { psql -X -q -v ON_ERROR_STOP=1 -At "$@"; }
 
 label() {
@@ -968,7 +976,7 @@ SQL
 		rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
 		sql -d bench_relay -c 'DROP TABLE public.bench_outbox_backlog'
 		if [ "$rc" = 0 ]; then
-			RELAY_RATE=$(cut -f 4 "$WORK/drain.tsv" | sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : int((v[NR / 2] + v[NR / 2 + 1]) / 2) }')
+			RELAY_RATE=$(cut -f 4 "$WORK/drain.tsv" | median %.0f)
 			RELAY_RATES=$(cut -f 4 "$WORK/drain.tsv" | paste -sd ' ' | sed 's/ /, /g')
 			RELAY_ALL=$(awk -v t="$RELAY_TOTAL" '$3 != t { bad = 1 } END { print bad ? 0 : 1 }' "$WORK/drain.tsv")
 			RELAY_NOTE="$RELAY_TOTAL events drained in each of $ROUNDS round(s): **$RELAY_RATE events/s** (median; rounds: $RELAY_RATES events/s; one relay, \`--batch-size $RELAY_BATCH\`, default \`--in-flight\`, publisher confirms, persistent messages into one durable queue bound with '#')."
@@ -1194,8 +1202,7 @@ fi
 # held.tsv's columns per kind of run (hold 0 or 1)
 held_med() { # held_med HOLD COLUMN
 	[ -s "$WORK/held.tsv" ] || { echo n/a; return; }
-	awk -v h="$1" -v c="$2" '$2 == h && $c != "n/a" { print $c }' "$WORK/held.tsv" | sort -g |
-		awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.2f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+	awk -v h="$1" -v c="$2" '$2 == h && $c != "n/a" { print $c }' "$WORK/held.tsv" | median
 }
 HF_TPS=$(held_med 0 3); HH_TPS=$(held_med 1 3)
 HF_P99A=$(held_med 0 5); HF_P99B=$(held_med 0 7); HH_P99A=$(held_med 1 5); HH_P99B=$(held_med 1 7)

@@ -24,11 +24,19 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/resowner.h"
 #include "utils/timestamp.h"
 
 #include "pg_inventory.h"
@@ -41,6 +49,22 @@ PG_FUNCTION_INFO_V1(inventory_relay_release);
 PG_FUNCTION_INFO_V1(inventory_requeue_dead_letters);
 PG_FUNCTION_INFO_V1(inventory_discard_dead_letters);
 PG_FUNCTION_INFO_V1(inventory_purge_published);
+PG_FUNCTION_INFO_V1(inventory_next_event_id);
+PG_FUNCTION_INFO_V1(inventory_advance_outbox_low_water);
+
+/*
+ * The low-water mark (0.7): pg_locks.objsubid of the advisory locks the
+ * outbox takes (values user code cannot take: pg_advisory_lock uses 1 and
+ * 2).  EVENT_MARKER: a share lock per transaction writing events, on a
+ * marker id drawn before its first event's id.  LOW_WATER: the exclusive
+ * lock of whoever moves the mark (advance_outbox_low_water, briefly;
+ * requeue_dead_letters, until it commits).
+ */
+#define INVENTORY_LOCK_EVENT_MARKER	20553
+#define INVENTORY_LOCK_LOW_WATER	20554
+
+/* the top transaction (MyProc->lxid) that holds its marker */
+static LocalTransactionId marker_lxid = InvalidLocalTransactionId;
 
 /* Most characters of an error kept on an outbox row */
 #define INVENTORY_ERROR_MAX_CHARS 1000
@@ -168,21 +192,35 @@ RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
  * generically (the statement's plan is kept), merged or hashed the whole
  * outbox, published events included, on every claim.
  */
+#define CLAIM_EVENTS_SQL(from) \
+	"WITH c AS (SELECT o.id FROM inventory.outbox o " \
+	"WHERE o.published_at IS NULL AND o.dead_at IS NULL " from \
+	"AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3) " \
+	"AND (o.claimed_until IS NULL OR o.claimed_until <= $3) " \
+	"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p " \
+	"WHERE p.reservation_id = o.reservation_id AND p.id < o.id " \
+	"AND p.published_at IS NULL)) " \
+	"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), " \
+	"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 " \
+	"WHERE o.id = ANY (ARRAY(SELECT c.id FROM c)) " \
+	"RETURNING o.id, o.event_id, o.event_type, o.tenant::text, o.reservation_id, " \
+	"o.payload, o.attempts) " \
+	"SELECT * FROM u ORDER BY u.id"
+
 static InventoryStatement claim_events = {
 	"claim outbox events",
-	"WITH c AS (SELECT o.id FROM inventory.outbox o "
-	"WHERE o.published_at IS NULL AND o.dead_at IS NULL "
-	"AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3) "
-	"AND (o.claimed_until IS NULL OR o.claimed_until <= $3) "
-	"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p "
-	"WHERE p.reservation_id = o.reservation_id AND p.id < o.id "
-	"AND p.published_at IS NULL)) "
-	"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), "
-	"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 "
-	"WHERE o.id = ANY (ARRAY(SELECT c.id FROM c)) "
-	"RETURNING o.id, o.event_id, o.event_type, o.tenant::text, o.reservation_id, "
-	"o.payload, o.attempts) "
-	"SELECT * FROM u ORDER BY u.id",
+	CLAIM_EVENTS_SQL(""),
+	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
+};
+
+/*
+ * The same from the low-water mark on (0.7): every event below it is
+ * published or dead-lettered, so the index scan starts there, past the
+ * dead entries a long transaction elsewhere keeps in outbox_unpublished.
+ */
+static InventoryStatement claim_events_from_mark = {
+	"claim outbox events",
+	CLAIM_EVENTS_SQL("AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w) "),
 	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
 };
 
@@ -228,7 +266,8 @@ static InventoryStatement release_events = {
 
 /*
  * $1 ids, or NULL for every dead letter.  Returns how many it requeued,
- * what they were (JSON, for the audit) and $1 as JSON.
+ * what they were (JSON, for the audit), $1 as JSON and the lowest id
+ * requeued (NULL: none), below which the low-water mark (0.7) must go.
  */
 static InventoryStatement requeue_dead = {
 	"requeue dead letters",
@@ -241,7 +280,8 @@ static InventoryStatement requeue_dead = {
 	"SELECT count(*)::int4, COALESCE(jsonb_agg(jsonb_build_object('id', u.id, "
 	"'event_id', u.event_id, 'event_type', u.event_type, 'tenant', u.tenant, "
 	"'reservation_id', u.reservation_id, 'last_error', u.last_error) "
-	"ORDER BY u.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM u",
+	"ORDER BY u.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null'), "
+	"min(u.id) FROM u",
 	1, {INT8ARRAYOID}
 };
 
@@ -261,6 +301,51 @@ static InventoryStatement discard_dead = {
 	"'attempts', d.attempts, 'last_error', d.last_error, 'dead_at', d.dead_at, "
 	"'payload', d.payload) ORDER BY d.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM d",
 	1, {INT8ARRAYOID}
+};
+
+/*
+ * The low-water mark (0.7).  The last id drawn from outbox_id_seq (0 when
+ * none was) and the mark: read from the sequences' pages, not from a
+ * snapshot.
+ */
+static InventoryStatement low_water_head = {
+	"read the outbox's head and mark",
+	"SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END, "
+	"(SELECT w.last_value FROM inventory.outbox_low_water w) "
+	"FROM inventory.outbox_id_seq s",
+	0, {InvalidOid}
+};
+
+/* the lowest marker a running or prepared transaction of database $1 holds */
+static InventoryStatement low_water_writers = {
+	"find the outbox's writers",
+	"SELECT min((l.classid::int8 << 32) | l.objid::int8) FROM pg_catalog.pg_locks l "
+	"WHERE l.locktype = 'advisory' AND l.database = $1 "
+	"AND l.objsubid = " CppAsString2(INVENTORY_LOCK_EVENT_MARKER),
+	1, {OIDOID}
+};
+
+/* the first live unpublished event from id $1 on, NULL when none */
+static InventoryStatement low_water_first = {
+	"find the first unpublished event",
+	"SELECT min(o.id) FROM inventory.outbox o "
+	"WHERE o.published_at IS NULL AND o.dead_at IS NULL AND o.id >= $1",
+	1, {INT8OID}
+};
+
+/* moves the mark to $1 (up or down) */
+static InventoryStatement low_water_set = {
+	"move the outbox's low-water mark",
+	"SELECT pg_catalog.setval('inventory.outbox_low_water', $1, true)",
+	1, {INT8OID}
+};
+
+/* lowers the mark to $1 if it is above */
+static InventoryStatement low_water_lower = {
+	"lower the outbox's low-water mark",
+	"SELECT pg_catalog.setval('inventory.outbox_low_water', $1, true) "
+	"FROM inventory.outbox_low_water w WHERE w.last_value > $1",
+	1, {INT8OID}
 };
 
 /* deletes up to $3 events published before $1 - $2, oldest first */
@@ -303,7 +388,8 @@ inventory_relay_claim(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(batch);
 	values[2] = TimestampTzGetDatum(InventoryNow());
 	values[3] = IntervalPGetDatum(lease);
-	n = InventoryRun(&claim_events, values, NULL, SPI_OK_SELECT);
+	n = InventoryRun(call.low_water ? &claim_events_from_mark : &claim_events,
+					 values, NULL, SPI_OK_SELECT);
 	for (i = 0; i < n; i++)
 	{
 		Datum		row[7];
@@ -411,26 +497,42 @@ inventory_relay_release(PG_FUNCTION_ARGS)
  *		The work of requeue_dead_letters and discard_dead_letters: runs stmt
  *		with values (the ids, or NULL) as the function owner and, when it
  *		changed any event, writes the audit row (0.5: action, the ids asked
- *		for, how many, the events, reason).  Returns how many events.
+ *		for, how many, the events, reason).  requeue (0.7 on): first takes
+ *		the low-water lock until the transaction ends (so no advance runs
+ *		before the requeued events are seen), then lowers the mark to the
+ *		lowest id requeued.  Returns how many events.
  */
 static int32
 DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 			const char *nulls, const char *action, const char *counted,
-			const char *reason)
+			const char *reason, bool requeue)
 {
 	InventoryCall call;
 	bool		isnull;
 	int32		n;
+	Datum		lowest;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
+	if (requeue && call.low_water)
+	{
+		LOCKTAG		tag;
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
+		(void) LockAcquire(&tag, ExclusiveLock, false, false);
+	}
 	InventoryRun(stmt, values, nulls, SPI_OK_SELECT);
 	n = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
 	if (n > 0)
-		InventoryAudit(&call, action, NULL,
-					   psprintf("{\"ids\": %s, \"%s\": %d, \"events\": %s}",
-								InventoryResultText(0, 3), counted, n,
-								InventoryResultText(0, 2)),
-					   reason);
+	{
+		char	   *audit = psprintf("{\"ids\": %s, \"%s\": %d, \"events\": %s}",
+									 InventoryResultText(0, 3), counted, n,
+									 InventoryResultText(0, 2));
+
+		lowest = requeue ? InventoryResultDatum(0, 4, &isnull) : (Datum) 0;
+		if (requeue && call.low_water && !isnull)
+			InventoryRun(&low_water_lower, &lowest, NULL, SPI_OK_SELECT);
+		InventoryAudit(&call, action, NULL, audit, reason);
+	}
 	InventoryEndCall(&call);
 	return n;
 }
@@ -460,7 +562,7 @@ inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 	if (isnull)
 		nulls[0] = 'n';
 	PG_RETURN_INT32(DeadLetters(fcinfo, &requeue_dead, values, nulls,
-								"requeue_dead_letters", "requeued", reason));
+								"requeue_dead_letters", "requeued", reason, true));
 }
 
 /*
@@ -486,7 +588,7 @@ inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 	reason = PG_NARGS() > 1 ?
 		InventoryReasonArg(fcinfo, 1, "reason", true) : NULL;
 	PG_RETURN_INT32(DeadLetters(fcinfo, &discard_dead, values, NULL,
-								"discard_dead_letters", "discarded", reason));
+								"discard_dead_letters", "discarded", reason, false));
 }
 
 /*
@@ -511,4 +613,140 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 	values[2] = Int32GetDatum(InventoryIntArg(fcinfo, 1, "max_rows", 1, 1000000));
 	PG_RETURN_INT32(RunPlan(fcinfo, &purge_events, values, NULL,
 							SPI_OK_DELETE));
+}
+
+/*
+ * inventory_next_event_id
+ *		_next_event_id() RETURNS bigint: the default of outbox.id (0.7)
+ *
+ * The next value of inventory.outbox_id_seq.  At the first call of a top
+ * transaction it first reads the last id drawn from the sequence (its
+ * marker; 0 when none was) and takes a share lock on it
+ * (INVENTORY_LOCK_EVENT_MARKER) that the top transaction holds until it
+ * ends, whatever its subtransactions do; a prepared transaction keeps it
+ * until COMMIT/ROLLBACK PREPARED.  Every id the transaction then draws is
+ * above its marker, and the marker is in pg_locks before the first id is
+ * drawn: advance_outbox_low_water, which
+ * reads the last id drawn and then pg_locks, can tell which ids may still
+ * commit (README "Long transactions and the outbox").  Runs as the
+ * caller of the INSERT (the extension's owner inside its functions) and
+ * needs USAGE or UPDATE on the sequence, as nextval does.
+ * Errors: 42P01 when inventory.outbox_id_seq is missing; those of nextval.
+ */
+Datum
+inventory_next_event_id(PG_FUNCTION_ARGS)
+{
+	Oid			nsp = get_namespace_oid("inventory", false);
+	Oid			seq = get_relname_relid("outbox_id_seq", nsp);
+
+	if (!OidIsValid(seq))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("sequence inventory.outbox_id_seq does not exist"),
+				 errdetail("inventory._next_event_id() draws the ids of inventory.outbox from it."),
+				 errhint("Reinstall the extension, or rename the sequence back.")));
+
+	if (marker_lxid != MyProc->lxid)
+	{
+		LOCAL_FCINFO(last, 1);
+		Datum		value;
+		int64		marker;
+		ResourceOwner save = CurrentResourceOwner;
+		LOCKTAG		tag;
+
+		/* the last id drawn (0: none yet), not a new one: ids stay dense */
+		InitFunctionCallInfoData(*last, NULL, 1, InvalidOid, NULL, NULL);
+		last->args[0].value = ObjectIdGetDatum(seq);
+		last->args[0].isnull = false;
+		value = pg_sequence_last_value(last);
+		marker = last->isnull ? 0 : DatumGetInt64(value);
+
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (marker >> 32),
+							 (uint32) marker, INVENTORY_LOCK_EVENT_MARKER);
+		/* held by the top transaction: a subtransaction's abort keeps it */
+		CurrentResourceOwner = TopTransactionResourceOwner;
+		PG_TRY();
+		{
+			(void) LockAcquire(&tag, ShareLock, false, false);
+		}
+		PG_FINALLY();
+		{
+			CurrentResourceOwner = save;
+		}
+		PG_END_TRY();
+		marker_lxid = MyProc->lxid;
+	}
+	PG_RETURN_INT64(nextval_internal(seq, true));
+}
+
+/*
+ * inventory_advance_outbox_low_water
+ *		advance_outbox_low_water(from_start boolean DEFAULT false)
+ *		RETURNS bigint
+ *
+ * Moves the low-water mark (0.7; sequence inventory.outbox_low_water) to
+ * the lowest of: the first live unpublished event at or above the mark
+ * (from_start: above 0), the lowest marker a running or prepared
+ * transaction holds (_next_event_id), and the last id drawn plus one.
+ * Order matters: the last id drawn is read first, then pg_locks, then the
+ * outbox on the latest committed data.  An id at or below the last id
+ * drawn was drawn after its transaction's marker was in pg_locks; so a
+ * transaction still running holds a marker below all its ids, or drew
+ * them after the read; either way the mark stays at or below them, and
+ * every event below the mark has committed and is published or
+ * dead-lettered.  Takes the low-water lock without waiting: when a
+ * requeue_dead_letters or another advance holds it, changes nothing.
+ * Returns the mark.  Errors: none of its own.
+ */
+Datum
+inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
+{
+	bool		from_start = !PG_ARGISNULL(0) && PG_GETARG_BOOL(0);
+	InventoryCall call;
+	LOCKTAG		tag;
+	int64		head;
+	int64		mark;
+	int64		target;
+	Datum		arg;
+	bool		isnull;
+
+	InventoryBeginCall(fcinfo, &call, NULL);
+	InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
+	head = InventoryResultInt64(0, 1);
+	mark = InventoryResultInt64(0, 2);
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+	{
+		/* the head again, now that no requeue runs */
+		InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
+		head = InventoryResultInt64(0, 1);
+		mark = InventoryResultInt64(0, 2);
+		target = head + 1;
+
+		arg = ObjectIdGetDatum(MyDatabaseId);
+		InventoryRun(&low_water_writers, &arg, NULL, SPI_OK_SELECT);
+		arg = InventoryResultDatum(0, 1, &isnull);
+		if (!isnull && DatumGetInt64(arg) < target)
+			target = DatumGetInt64(arg);
+
+		arg = Int64GetDatum(from_start ? 1 : mark);
+		InventoryRunLatest(&low_water_first, &arg, NULL);
+		arg = InventoryResultDatum(0, 1, &isnull);
+		if (!isnull && DatumGetInt64(arg) < target)
+			target = DatumGetInt64(arg);
+
+		if (target < 1)
+			target = 1;
+		if (target != mark)
+		{
+			arg = Int64GetDatum(target);
+			InventoryRun(&low_water_set, &arg, NULL, SPI_OK_SELECT);
+			mark = target;
+		}
+		/* an advance writes no row: nothing to keep the lock for */
+		LockRelease(&tag, ExclusiveLock, false);
+	}
+	InventoryEndCall(&call);
+	PG_RETURN_INT64(mark);
 }

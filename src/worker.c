@@ -35,7 +35,9 @@
  * when pg_inventory.history_retention is not 0 and the installed version
  * has it (0.5 on), inventory.purge_history(history_retention, 1000) in a
  * transaction of its own (one batch a pass: its SKIP LOCKED never waits
- * on the application's reservations).  Each
+ * on the application's reservations), then, when the installed version
+ * has it (0.7 on), inventory.advance_outbox_low_water(false) (true every
+ * 60th pass, the first included) in a transaction of its own.  Each
  * transaction first takes a share lock on the extension and checks that it
  * still exists; when it does not, the worker logs that once and exits with
  * code 0.  A transaction that drops the extension in its database wakes it
@@ -132,6 +134,8 @@
 #define INVENTORY_PURGE_MAX_ROWS		10000
 /* finished reservations purge_history removes in one pass at most */
 #define INVENTORY_HISTORY_MAX_ROWS		1000
+/* the low-water mark is recomputed from the outbox's start this often */
+#define INVENTORY_LOW_WATER_FULL_EVERY	60
 
 /* What the launcher and the worker share; guarded by mutex */
 typedef struct InventoryWorkerShared
@@ -166,7 +170,9 @@ typedef enum WorkerStepKind
 {
 	WORKER_STEP_EXPIRE,
 	WORKER_STEP_PURGE,
-	WORKER_STEP_HISTORY
+	WORKER_STEP_HISTORY,
+	WORKER_STEP_LOW_WATER,		/* advance_outbox_low_water(false) */
+	WORKER_STEP_LOW_WATER_FULL	/* advance_outbox_low_water(true) */
 } WorkerStepKind;
 
 /* How a step of a pass ended */
@@ -198,6 +204,7 @@ static int32 launcher_outcome_checks = 0;
 static SPIPlanPtr expire_plan = NULL;
 static SPIPlanPtr purge_plan = NULL;
 static SPIPlanPtr history_plan = NULL;
+static SPIPlanPtr low_water_plan = NULL;
 static emit_log_hook_type prev_emit_log_hook = NULL;
 
 /*
@@ -917,6 +924,51 @@ WorkerExtensionLocked(void)
 }
 
 /*
+ * WorkerRunFunction
+ *		Inside SPI: SELECT inventory.name($1 .. $nargs)::bigint, prepared
+ *		once into *plan and kept; returns its result (NULL as 0), or -1 when
+ *		optional and the installed version has no such function.
+ */
+static int64
+WorkerRunFunction(const char *name, int nargs, Oid *argtypes, Datum *args,
+				  SPIPlanPtr *plan, bool optional)
+{
+	bool		isnull;
+	Datum		result;
+
+	if (optional &&
+		!OidIsValid(LookupFuncName(list_make2(makeString("inventory"),
+											  makeString(pstrdup(name))),
+								   nargs, argtypes, true)))
+		return -1;
+	if (*plan == NULL)
+	{
+		StringInfoData sql;
+		SPIPlanPtr	prepared;
+		int			i;
+
+		initStringInfo(&sql);
+		appendStringInfo(&sql, "SELECT inventory.%s(", name);
+		for (i = 0; i < nargs; i++)
+			appendStringInfo(&sql, "%s$%d", i > 0 ? ", " : "", i + 1);
+		appendStringInfoString(&sql, ")::bigint");
+		prepared = SPI_prepare(sql.data, nargs, argtypes);
+		if (prepared == NULL)
+			elog(ERROR, "SPI_prepare of %s failed: %s", name,
+				 SPI_result_code_string(SPI_result));
+		if (SPI_keepplan(prepared) != 0)
+			elog(ERROR, "SPI_keepplan of %s failed", name);
+		*plan = prepared;
+	}
+	if (SPI_execute_plan(*plan, args, NULL, false, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "inventory.%s did not return one row", name);
+	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
+						   &isnull);
+	return isnull ? 0 : DatumGetInt64(result);
+}
+
+/*
  * WorkerRunExpire
  *		Inside SPI: inventory.expire_due(batch_size); returns how many
  *		reservations it expired (read as bigint, whatever integer type the
@@ -925,30 +977,11 @@ WorkerExtensionLocked(void)
 static int64
 WorkerRunExpire(void)
 {
-	Datum		arg;
-	bool		isnull;
-	Datum		result;
+	Oid			argtypes[1] = {INT4OID};
+	Datum		args[1] = {Int32GetDatum(inventory_worker_batch_size)};
 
-	if (expire_plan == NULL)
-	{
-		Oid			argtypes[1] = {INT4OID};
-		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.expire_due($1)::bigint",
-									   1, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare of expire_due failed: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan of expire_due failed");
-		expire_plan = plan;
-	}
-	arg = Int32GetDatum(inventory_worker_batch_size);
-	if (SPI_execute_plan(expire_plan, &arg, NULL, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "inventory.expire_due did not return one row");
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						   &isnull);
-	return isnull ? 0 : DatumGetInt64(result);
+	return WorkerRunFunction("expire_due", 1, argtypes, args, &expire_plan,
+							 false);
 }
 
 /*
@@ -963,35 +996,13 @@ WorkerRunPurge(void)
 	Oid			argtypes[2] = {INTERVALOID, INT4OID};
 	Datum		args[2];
 	Interval	retention;
-	bool		isnull;
-	Datum		result;
 
-	if (!OidIsValid(LookupFuncName(list_make2(makeString("inventory"),
-											  makeString("purge_published")),
-								   2, argtypes, true)))
-		return -1;
-	if (purge_plan == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_published($1, $2)::bigint",
-									   2, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare of purge_published failed: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan of purge_published failed");
-		purge_plan = plan;
-	}
 	memset(&retention, 0, sizeof(retention));
 	retention.time = (int64) inventory_outbox_retention_s * USECS_PER_SEC;
 	args[0] = IntervalPGetDatum(&retention);
 	args[1] = Int32GetDatum(INVENTORY_PURGE_MAX_ROWS);
-	if (SPI_execute_plan(purge_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "inventory.purge_published did not return one row");
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						   &isnull);
-	return isnull ? 0 : DatumGetInt64(result);
+	return WorkerRunFunction("purge_published", 2, argtypes, args, &purge_plan,
+							 true);
 }
 
 /*
@@ -1007,36 +1018,30 @@ WorkerRunHistory(void)
 	Oid			argtypes[3] = {INTERVALOID, INT4OID, BOOLOID};
 	Datum		args[3];
 	Interval	retention;
-	bool		isnull;
-	Datum		result;
 
-	if (!OidIsValid(LookupFuncName(list_make2(makeString("inventory"),
-											  makeString("purge_history")),
-								   3, argtypes, true)))
-		return -1;
-	if (history_plan == NULL)
-	{
-		SPIPlanPtr	plan = SPI_prepare("SELECT inventory.purge_history($1, $2, $3)::bigint",
-									   3, argtypes);
-
-		if (plan == NULL)
-			elog(ERROR, "SPI_prepare of purge_history failed: %s",
-				 SPI_result_code_string(SPI_result));
-		if (SPI_keepplan(plan) != 0)
-			elog(ERROR, "SPI_keepplan of purge_history failed");
-		history_plan = plan;
-	}
 	memset(&retention, 0, sizeof(retention));
 	retention.time = (int64) inventory_history_retention_s * USECS_PER_SEC;
 	args[0] = IntervalPGetDatum(&retention);
 	args[1] = Int32GetDatum(INVENTORY_HISTORY_MAX_ROWS);
 	args[2] = BoolGetDatum(false);
-	if (SPI_execute_plan(history_plan, args, NULL, false, 1) != SPI_OK_SELECT ||
-		SPI_processed != 1)
-		elog(ERROR, "inventory.purge_history did not return one row");
-	result = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1,
-						   &isnull);
-	return isnull ? 0 : DatumGetInt64(result);
+	return WorkerRunFunction("purge_history", 3, argtypes, args, &history_plan,
+							 true);
+}
+
+/*
+ * WorkerRunLowWater
+ *		Inside SPI: inventory.advance_outbox_low_water(from_start) when the
+ *		installed version has it (0.7 on); returns the mark, or -1 when the
+ *		function does not exist.
+ */
+static int64
+WorkerRunLowWater(bool from_start)
+{
+	Oid			argtypes[1] = {BOOLOID};
+	Datum		args[1] = {BoolGetDatum(from_start)};
+
+	return WorkerRunFunction("advance_outbox_low_water", 1, argtypes, args,
+							 &low_water_plan, true);
 }
 
 /*
@@ -1141,6 +1146,9 @@ WorkerStepName(WorkerStepKind kind)
 			return "purge_published";
 		case WORKER_STEP_HISTORY:
 			return "purge_history";
+		case WORKER_STEP_LOW_WATER:
+		case WORKER_STEP_LOW_WATER_FULL:
+			return "advance_outbox_low_water";
 	}
 	return "?";
 }
@@ -1225,8 +1233,12 @@ StepWork(void *p)
 		*arg->rows = WorkerRunExpire();
 		return WORKER_STEP_DONE;
 	}
-	*arg->rows = arg->kind == WORKER_STEP_PURGE ? WorkerRunPurge() :
-		WorkerRunHistory();
+	if (arg->kind == WORKER_STEP_PURGE)
+		*arg->rows = WorkerRunPurge();
+	else if (arg->kind == WORKER_STEP_HISTORY)
+		*arg->rows = WorkerRunHistory();
+	else
+		*arg->rows = WorkerRunLowWater(arg->kind == WORKER_STEP_LOW_WATER_FULL);
 	if (*arg->rows < 0)
 	{
 		*arg->rows = 0;
@@ -1264,19 +1276,26 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 				 INVENTORY_WORKER_NAME ": purging: purge_published('%d seconds', %d)",
 				 inventory_outbox_retention_s, INVENTORY_PURGE_MAX_ROWS);
 	}
-	else
+	else if (kind == WORKER_STEP_HISTORY)
 	{
 		snprintf(activity, sizeof(activity),
 				 INVENTORY_WORKER_NAME ": purging history: purge_history('%d seconds', %d)",
 				 inventory_history_retention_s, INVENTORY_HISTORY_MAX_ROWS);
 	}
+	else
+	{
+		snprintf(activity, sizeof(activity),
+				 INVENTORY_WORKER_NAME ": advancing: advance_outbox_low_water(%s)",
+				 kind == WORKER_STEP_LOW_WATER_FULL ? "true" : "false");
+	}
 
 	arg.kind = kind;
 	arg.rows = rows;
+	/* worker_state has no state of its own for the mark: purging */
 	result = WorkerTransaction(activity,
 							   kind == WORKER_STEP_EXPIRE ? INVENTORY_WORKER_EXPIRING :
-							   kind == WORKER_STEP_PURGE ? INVENTORY_WORKER_PURGING :
-							   INVENTORY_WORKER_PURGING_HISTORY,
+							   kind == WORKER_STEP_HISTORY ? INVENTORY_WORKER_PURGING_HISTORY :
+							   INVENTORY_WORKER_PURGING,
 							   StepWork, &arg, WorkerStepName(kind));
 	if (result == WORKER_STEP_FAILED)
 		*rows = 0;
@@ -1870,6 +1889,7 @@ InventoryWorkerMain(Datum main_arg)
 	MemoryContext pass_cxt;
 	bool		installed;
 	TimestampTz next_pass = 0;
+	uint64		passes = 0;
 
 	pqsignal(SIGHUP, SignalHandlerForConfigReload);
 	pqsignal(SIGTERM, die);
@@ -1955,6 +1975,16 @@ InventoryWorkerMain(Datum main_arg)
 				WorkerNoExtension(true);
 			history_purged = rows;
 		}
+
+		/*
+		 * the outbox's low-water mark (0.7 on): from the mark every pass,
+		 * from the start every INVENTORY_LOW_WATER_FULL_EVERY passes
+		 */
+		if (WorkerStep(passes % INVENTORY_LOW_WATER_FULL_EVERY == 0 ?
+					   WORKER_STEP_LOW_WATER_FULL : WORKER_STEP_LOW_WATER,
+					   &rows) == WORKER_STEP_NO_EXTENSION)
+			WorkerNoExtension(true);
+		passes++;
 
 		pass_at = GetCurrentTimestamp();
 		SpinLockAcquire(&inventory_shared->mutex);

@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(255);
+SELECT plan(261);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -239,6 +239,10 @@ SELECT has_function('inventory', 'is_reservation_state', ARRAY['text'], 'is_rese
 SELECT has_function('inventory', 'is_event_type', ARRAY['text'], 'is_event_type(text) exists (0.6)');
 SELECT has_function('inventory', 'slot_keep_units', ARRAY['integer', 'bigint'], 'slot_keep_units(integer, bigint) exists (0.6)');
 SELECT has_function('inventory', 'slot_level_watch', ARRAY['integer', 'bigint', 'bigint', 'text'], 'slot_level_watch(integer, bigint, bigint, text) exists (0.6)');
+SELECT has_function('inventory', 'advance_outbox_low_water', ARRAY['boolean'], 'advance_outbox_low_water(boolean) exists (0.7)');
+SELECT has_function('inventory', '_next_event_id', ARRAY[]::name[], '_next_event_id() exists (0.7)');
+SELECT has_sequence('inventory', 'outbox_low_water', 'inventory.outbox_low_water is a sequence (0.7)');
+SELECT col_default_is('inventory', 'outbox', 'id', 'inventory._next_event_id()', 'outbox.id defaults to inventory._next_event_id() (0.7)');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -471,6 +475,15 @@ SELECT is_empty($$
 		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
 $$, 'every 0.6 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
 SELECT is_empty($$
+	SELECT f FROM unnest(ARRAY[
+		'inventory.advance_outbox_low_water(boolean)',
+		'inventory._next_event_id()']) AS f
+	 WHERE to_regprocedure(f) IS NULL
+		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
+		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
+$$, 'every 0.7 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
+SELECT is_empty($$
 	SELECT c.oid::regclass::text, x.privilege_type
 	  FROM pg_catalog.pg_class c,
 		   aclexplode(coalesce(c.relacl, acldefault('r', c.relowner))) x
@@ -530,8 +543,8 @@ SELECT results_eq($$
 	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
 	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s WHERE s LIKE 'search\_path=%')
 	 ORDER BY 1
-$$, $$ VALUES ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
-	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6)');
+$$, $$ VALUES ('_next_event_id', 'v', true), ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
+	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6) and the default of outbox.id, _next_event_id (0.7): they run no SQL, and a SET clause would cost every row written a save and restore of the setting');
 
 /* ------------------------------------------------------------------
  * Named constraints (a violation message reads as the rule)
@@ -626,7 +639,15 @@ SELECT is_empty($$
 	  JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_inventory'
 	 WHERE c.relkind IN ('r', 'p', 'S')
 	   AND c.oid <> ALL (coalesce(e.extconfig, '{}'))
-$$, 'every table and sequence of pg_inventory is registered with pg_extension_config_dump');
+	   -- the low-water mark (0.7) is not data: pg_dump would read it after
+	   -- its snapshot of the outbox, maybe past an event the snapshot sees
+	   -- unpublished; restored at its start (1), it is safe
+	   AND c.oid <> 'inventory.outbox_low_water'::regclass
+$$, 'every table and sequence of pg_inventory but outbox_low_water is registered with pg_extension_config_dump');
+SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
+					   WHERE e.extname = 'pg_inventory'
+						 AND 'inventory.outbox_low_water'::regclass = ANY (coalesce(e.extconfig, '{}'))),
+	'the low-water mark is not dumped: a restored database starts it at 1 (0.7)');
 SELECT is_empty($$
 	SELECT want.rel
 	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),

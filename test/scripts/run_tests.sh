@@ -162,7 +162,8 @@ header "server"
 PGI_CONF="shared_preload_libraries = 'pg_inventory,pg_cron'
 cron.database_name = 'cron_test'
 pg_inventory.worker_database = 'worker_test'
-pg_inventory.worker_interval = 200" pg_start || {
+pg_inventory.worker_interval = 200
+max_prepared_transactions = 4" pg_start || {
 	record server 0 1 "the test server did not start"
 	finish
 }

@@ -1,0 +1,90 @@
+/*
+ * sql/pg_inventory--0.6--0.7.sql
+ *
+ * Upgrade step 0.6 -> 0.7: an outbox whose relays do not slow down under a
+ * long transaction elsewhere (issue #12, goal 4; README "Long transactions
+ * and the outbox").
+ *	- the sequence inventory.outbox_low_water holds the outbox's low-water
+ *	  mark: every event below it is published or dead-lettered, so a claim
+ *	  (relay_claim) and outbox_metrics start their index scans there
+ *	  instead of stepping over every dead index entry a held snapshot keeps;
+ *	- inventory._next_event_id(), the new default of outbox.id, lets a
+ *	  transaction that writes events hold a marker (a share lock, shown in
+ *	  pg_locks) until it ends, so the mark never passes an event that may
+ *	  still commit;
+ *	- inventory.advance_outbox_low_water moves the mark (the expiry worker
+ *	  calls it every pass);
+ *	- outbox_metrics reads the oldest unpublished event from the mark on.
+ * No row changes; the mark starts at 1 (the whole outbox) and the first
+ * advance_outbox_low_water moves it.
+ */
+
+-- complain if script is sourced in psql, rather than via ALTER EXTENSION
+\echo Use "ALTER EXTENSION pg_inventory UPDATE TO '0.7'" to load this file. \quit
+
+DO $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'pg_inventory can only be updated at READ COMMITTED'
+			USING ERRCODE = 'active_sql_transaction',
+				  HINT = 'Run ALTER EXTENSION pg_inventory UPDATE TO ''0.7'' in a transaction of its own at the default isolation level.';
+	END IF;
+END
+$$;
+
+-- inventory.reservation first, which every call locks (ACCESS SHARE)
+-- before anything else: the calls in flight end, those that start wait
+LOCK TABLE inventory.reservation, inventory.outbox IN ACCESS EXCLUSIVE MODE;
+
+/* ---------------------------------------------------------------------
+ * The outbox's low-water mark (0.7; README "Long transactions and the
+ * outbox").  Each claim and mark rewrites an event row, so the partial
+ * index outbox_unpublished keeps an entry for every event published since
+ * the oldest snapshot still open; a claim that scanned from the lowest id
+ * stepped over all of them.  Every event below the mark is published or
+ * dead-lettered: claims start at the mark.
+ * ------------------------------------------------------------------- */
+CREATE SEQUENCE inventory.outbox_low_water AS bigint MINVALUE 1 START 1 NO CYCLE;
+COMMENT ON SEQUENCE inventory.outbox_low_water IS
+	'The outbox''s low-water mark (its last_value): every event with a lower id is published or dead-lettered, so relay_claim and outbox_metrics scan from it. Moved up by advance_outbox_low_water (the expiry worker, every pass), down by requeue_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind.';
+
+CREATE FUNCTION inventory._next_event_id()
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	AS 'MODULE_PATHNAME', 'inventory_next_event_id';
+COMMENT ON FUNCTION inventory._next_event_id() IS
+	'Default of outbox.id (0.7): the next value of inventory.outbox_id_seq. At the first event of a transaction it first reads the last id drawn from that sequence (its marker) and holds a share lock on the marker until the transaction (or the prepared transaction) ends: pg_locks shows it as an advisory lock with objsubid 20553, classid and objid the marker''s high and low 32 bits. advance_outbox_low_water never moves the mark past a held marker, so no event that may still commit falls below it. Internal: runs as the extension''s owner inside the write functions. Errors: 42P01 when inventory.outbox_id_seq is missing.';
+ALTER TABLE inventory.outbox ALTER COLUMN id SET DEFAULT inventory._next_event_id();
+
+CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT false)
+	RETURNS bigint
+	LANGUAGE C VOLATILE
+	SET search_path = pg_catalog, pg_temp
+	AS 'MODULE_PATHNAME', 'inventory_advance_outbox_low_water';
+COMMENT ON FUNCTION inventory.advance_outbox_low_water(boolean) IS
+	'Moves the outbox''s low-water mark (sequence inventory.outbox_low_water) up to the first live unpublished event, but never past an event a running or prepared transaction may still commit (the markers of _next_event_id) nor past the last id drawn. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the committed data at the time of the call, whatever the isolation level. When another call moves the mark or requeue_dead_letters runs, does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it (every few seconds). Errors: none of its own.';
+
+-- the oldest unpublished event is looked for from the mark on
+CREATE OR REPLACE VIEW inventory.outbox_metrics AS
+SELECT
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL) AS unpublished,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.attempts > 0) AS retrying,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.dead_at IS NOT NULL) AS dead_lettered,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at >= pg_catalog.now() - interval '1 minute') AS published_last_minute,
+	(SELECT o.created_at FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w)
+	  ORDER BY o.id LIMIT 1) AS oldest_unpublished_at,
+	COALESCE(EXTRACT(epoch FROM pg_catalog.now() - (SELECT o.created_at
+	  FROM inventory.outbox o WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w)
+	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
+
+REVOKE ALL ON SEQUENCE inventory.outbox_low_water FROM PUBLIC;
+REVOKE ALL ON FUNCTION inventory._next_event_id(),
+	inventory.advance_outbox_low_water(boolean) FROM PUBLIC;

@@ -191,6 +191,11 @@ RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
  * one index lookup each, whatever the plan; a join with c, planned
  * generically (the statement's plan is kept), merged or hashed the whole
  * outbox, published events included, on every claim.
+ *
+ * The earlier-event check compares (reservation_id, id) as a row: only
+ * outbox_reservation can serve that, so no plan walks the primary key
+ * down from o.id (what an empty outbox's statistics made the planner
+ * choose for "p.id < o.id", a scan of every older event per candidate).
  */
 #define CLAIM_EVENTS_SQL(from) \
 	"WITH c AS (SELECT o.id FROM inventory.outbox o " \
@@ -198,7 +203,8 @@ RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 	"AND (o.next_attempt_at IS NULL OR o.next_attempt_at <= $3) " \
 	"AND (o.claimed_until IS NULL OR o.claimed_until <= $3) " \
 	"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p " \
-	"WHERE p.reservation_id = o.reservation_id AND p.id < o.id " \
+	"WHERE p.reservation_id = o.reservation_id " \
+	"AND (p.reservation_id, p.id) < (o.reservation_id, o.id) " \
 	"AND p.published_at IS NULL)) " \
 	"ORDER BY o.id LIMIT $2 FOR UPDATE SKIP LOCKED), " \
 	"u AS (UPDATE inventory.outbox o SET claimed_until = $3 + $4, claimed_by = $1 " \
@@ -210,7 +216,7 @@ RunPlan(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 static InventoryStatement claim_events = {
 	"claim outbox events",
 	CLAIM_EVENTS_SQL(""),
-	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
+	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, NULL, true
 };
 
 /*
@@ -221,7 +227,7 @@ static InventoryStatement claim_events = {
 static InventoryStatement claim_events_from_mark = {
 	"claim outbox events",
 	CLAIM_EVENTS_SQL("AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w) "),
-	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}
+	4, {TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID}, NULL, true
 };
 
 /* $1 relay, $2 ids, $3 clock: only events relay $1 claimed last */
@@ -230,7 +236,7 @@ static InventoryStatement mark_published = {
 	"UPDATE inventory.outbox o SET published_at = $3, claimed_until = NULL "
 	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.claimed_until IS NOT NULL "
 	"AND o.published_at IS NULL",
-	3, {TEXTOID, INT8ARRAYOID, TIMESTAMPTZOID}
+	3, {TEXTOID, INT8ARRAYOID, TIMESTAMPTZOID}, NULL, true
 };
 
 /*
@@ -252,7 +258,7 @@ static InventoryStatement mark_failed = {
 	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.claimed_until IS NOT NULL "
 	"AND o.published_at IS NULL AND o.dead_at IS NULL",
 	7, {TEXTOID, INT8ARRAYOID, TEXTOID, INT4OID, TIMESTAMPTZOID, INTERVALOID,
-	INTERVALOID}
+	INTERVALOID}, NULL, true
 };
 
 /* gives back the leases of relay $1 on $2 */
@@ -261,7 +267,7 @@ static InventoryStatement release_events = {
 	"UPDATE inventory.outbox o SET claimed_until = NULL "
 	"WHERE o.id = ANY ($2) AND o.claimed_by = $1 AND o.published_at IS NULL "
 	"AND o.claimed_until IS NOT NULL",
-	2, {TEXTOID, INT8ARRAYOID}
+	2, {TEXTOID, INT8ARRAYOID}, NULL, true
 };
 
 /*
@@ -282,7 +288,7 @@ static InventoryStatement requeue_dead = {
 	"'reservation_id', u.reservation_id, 'last_error', u.last_error) "
 	"ORDER BY u.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null'), "
 	"min(u.id) FROM u",
-	1, {INT8ARRAYOID}
+	1, {INT8ARRAYOID}, NULL, true
 };
 
 /*
@@ -300,7 +306,7 @@ static InventoryStatement discard_dead = {
 	"'reservation_id', d.reservation_id, 'created_at', d.created_at, "
 	"'attempts', d.attempts, 'last_error', d.last_error, 'dead_at', d.dead_at, "
 	"'payload', d.payload) ORDER BY d.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM d",
-	1, {INT8ARRAYOID}
+	1, {INT8ARRAYOID}, NULL, true
 };
 
 /*
@@ -330,7 +336,7 @@ static InventoryStatement low_water_first = {
 	"find the first unpublished event",
 	"SELECT min(o.id) FROM inventory.outbox o "
 	"WHERE o.published_at IS NULL AND o.dead_at IS NULL AND o.id >= $1",
-	1, {INT8OID}
+	1, {INT8OID}, NULL, true
 };
 
 /* moves the mark to $1 (up or down) */
@@ -355,7 +361,7 @@ static InventoryStatement purge_events = {
 	"WHERE p.published_at < $1 - $2 "
 	"ORDER BY p.published_at LIMIT $3 FOR UPDATE SKIP LOCKED) "
 	"DELETE FROM inventory.outbox o USING p WHERE o.id = p.id",
-	3, {TIMESTAMPTZOID, INTERVALOID, INT4OID}
+	3, {TIMESTAMPTZOID, INTERVALOID, INT4OID}, NULL, true
 };
 
 /*

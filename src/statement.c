@@ -19,6 +19,7 @@
 #include "lib/stringinfo.h"
 #include "nodes/parsenodes.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/snapmgr.h"
 
 #include "statement.h"
@@ -105,10 +106,19 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	MemoryContext cxt = CurrentMemoryContext;
 	int			rc = 0;
 
+	volatile int guc_level = 0;
+
 	context.callback = StatementErrorContext;
 	context.arg = stmt;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
+	if (stmt->by_index)
+	{
+		/* undone below, or by the abort of the (sub)transaction on an error */
+		guc_level = NewGUCNestLevel();
+		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	}
 	PG_TRY();
 	{
 		if (latest)
@@ -133,6 +143,8 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	}
 	PG_END_TRY();
 	error_context_stack = context.previous;
+	if (stmt->by_index)
+		AtEOXact_GUC(true, guc_level);
 	if (rc != expected_rc)
 		elog(ERROR, "pg_inventory: statement \"%s\" returned %s, expected %s",
 			 stmt->name, SPI_result_code_string(rc),

@@ -14,6 +14,14 @@
  *		...
  *		n = InventoryRun(&claim_key, values, NULL, SPI_OK_INSERT_RETURNING);
  *
+ * A statement on a table whose statistics can mislead the planner badly
+ * sets by_index (after the plan, NULL): the outbox is empty when a relay's
+ * backend first plans its claim (after a purge, on a new install) and
+ * grows by thousands of rows before the next ANALYZE; the kept generic
+ * plan then scans it whole, with a correlated scan per row.  With by_index
+ * the statement is planned (and replanned) and run with enable_seqscan
+ * off, so it keeps to its indexes whatever the statistics say.
+ *
  * Every error raised while a statement runs (a constraint, a lock timeout,
  * a serialization failure) carries the CONTEXT line
  * `pg_inventory statement "claim request key"` instead of the statement's
@@ -38,6 +46,7 @@ typedef struct InventoryStatement
 	int			nargs;
 	Oid			argtypes[INVENTORY_STATEMENT_MAX_ARGS];
 	SPIPlanPtr	plan;			/* prepared on first use, then kept */
+	bool		by_index;		/* planned and run with enable_seqscan off */
 } InventoryStatement;
 
 extern uint64 InventoryRun(InventoryStatement *stmt, Datum *values,

@@ -130,7 +130,7 @@ SELECT enabled, database, launcher_state, launcher_pid IS NOT NULL AS launcher_r
 	   total_expired >= last_pass_expired AS totals_include_last_pass
   FROM inventory.worker_status;
 -- every text sampled while waiting: idle between passes, else the step
-SELECT bool_and(query ~ '^pg_inventory expiry worker: (idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in 200 ms|expiring: expire_due\(1000\)|purging: purge_published\(''604800 seconds'', 10000\))$')
+SELECT bool_and(query ~ '^pg_inventory expiry worker: (idle, last pass at .+, expired [0-9]+, purged [0-9]+, next in 200 ms|expiring: expire_due\(1000\)|purging: purge_published\(''604800 seconds'', 10000\)|advancing: advance_outbox_low_water\((true|false)\))$')
 	   AS texts_known
   FROM sampled_activity;
 
@@ -158,6 +158,22 @@ BEGIN
 END $$;
 ALTER SYSTEM RESET pg_inventory.history_retention;
 SELECT pg_reload_conf();
+-- the outbox's low-water mark (0.7): every event is published now, so the
+-- worker's next pass (advance_outbox_low_water) moves the mark past them
+DO $$
+DECLARE
+	deadline timestamptz := clock_timestamp() + interval '20 seconds';
+BEGIN
+	LOOP
+		EXIT WHEN (SELECT last_value FROM inventory.outbox_low_water)
+				  > (SELECT coalesce(max(id), 0) FROM inventory.outbox);
+		IF clock_timestamp() > deadline THEN
+			RAISE WARNING 'the expiry worker did not move the low-water mark within 20 seconds';
+			EXIT;
+		END IF;
+		PERFORM pg_sleep(0.05);
+	END LOOP;
+END $$;
 SELECT (SELECT count(*) FROM inventory.reservation WHERE tenant = 'wk-t') AS reservations,
 	   (SELECT count(*) FROM inventory.outbox
 		 WHERE tenant = 'wk-t' AND reservation_id IS NOT NULL) AS reservation_events;

@@ -578,7 +578,7 @@ CREATE INDEX outbox_reservation ON inventory.outbox (reservation_id, id)
 	WHERE reservation_id IS NOT NULL;
 COMMENT ON TABLE inventory.outbox IS
 	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay.';
-COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation.';
+COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id() (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON COLUMN inventory.outbox.event_id IS 'Unique event id; consumers deduplicate on it (AMQP message_id).';
 COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated|extended|amended, stock.restocked|adjusted|out_of_stock|back_in_stock|low (AMQP routing key).';
 COMMENT ON COLUMN inventory.outbox.tenant IS 'Tenant the event belongs to.';
@@ -615,7 +615,7 @@ COMMENT ON INDEX inventory.outbox_published_at IS 'Published events by time, for
  * ------------------------------------------------------------------- */
 CREATE SEQUENCE inventory.outbox_low_water AS bigint MINVALUE 1 START 1 NO CYCLE;
 COMMENT ON SEQUENCE inventory.outbox_low_water IS
-	'The outbox''s low-water mark (its last_value): every event with a lower id is published or dead-lettered, so relay_claim and outbox_metrics scan from it. Moved up by advance_outbox_low_water (the expiry worker, every pass), down by requeue_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind.';
+	'The outbox''s low-water mark (its last_value): every event with a lower id is published or dead-lettered, so relay_claim and outbox_metrics scan from it. Set by advance_outbox_low_water (the expiry worker, every pass; it may also lower it) and lowered by requeue_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind. Not dumped by pg_dump: a restored database starts it at 1.';
 
 CREATE FUNCTION inventory._next_event_id()
 	RETURNS bigint
@@ -631,7 +631,7 @@ CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT fa
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_advance_outbox_low_water';
 COMMENT ON FUNCTION inventory.advance_outbox_low_water(boolean) IS
-	'Moves the outbox''s low-water mark (sequence inventory.outbox_low_water) up to the first live unpublished event, but never past an event a running or prepared transaction may still commit (the markers of _next_event_id) nor past the last id drawn. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the committed data at the time of the call, whatever the isolation level. When another call moves the mark or requeue_dead_letters runs, does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it (every few seconds). Errors: none of its own.';
+	'Sets the outbox''s low-water mark (sequence inventory.outbox_low_water) to the lowest of: the first live unpublished event at or above the mark, the lowest marker a running or prepared transaction holds (_next_event_id), and the last id drawn plus one; this can lower it. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the latest committed data, whatever the isolation level. While another advance or a requeue_dead_letters holds the low-water lock (advisory, objsubid 20554), does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it as often as you can. Errors: none of its own.';
 
 /* ---------------------------------------------------------------------
  * Metrics an operator (and the relay) reads.  Each figure comes from a
@@ -659,7 +659,7 @@ SELECT
 		AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w)
 	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
 COMMENT ON VIEW inventory.outbox_metrics IS
-	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds).';
+	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7): unpublished above 0 with oldest_unpublished_at NULL means an event below the mark (changed by hand): run advance_outbox_low_water(true).';
 COMMENT ON COLUMN inventory.outbox_metrics.unpublished IS 'Live events not yet published.';
 COMMENT ON COLUMN inventory.outbox_metrics.retrying IS 'Live unpublished events with at least one failed attempt.';
 COMMENT ON COLUMN inventory.outbox_metrics.dead_lettered IS 'Events dead-lettered after too many failed attempts.';
@@ -937,7 +937,7 @@ CREATE FUNCTION inventory.relay_claim(relay text, batch_size integer DEFAULT 100
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_relay_claim';
 COMMENT ON FUNCTION inventory.relay_claim(text, integer, interval) IS
-	'Leases up to batch_size (1 to 10000) committed, unpublished, live events that are due, in id order, to relay (a name of 1 to 64 characters) for lease (above 0, at most 1 hour); only the first unpublished event of a reservation is handed out. Relays never wait for each other (SKIP LOCKED). Errors: 22023.';
+	'Leases up to batch_size (1 to 10000) committed, unpublished, live events that are due, in id order, to relay (a name of 1 to 64 characters) for lease (above 0, at most 1 hour); only the first unpublished event of a reservation is handed out. Relays never wait for each other (SKIP LOCKED). Looks from the outbox''s low-water mark on (0.7, sequence inventory.outbox_low_water). Errors: 22023.';
 
 CREATE FUNCTION inventory.relay_mark_published(relay text, ids bigint[])
 	RETURNS integer
@@ -973,7 +973,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL,
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_requeue_dead_letters';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
-	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). Returns how many. Errors: 22023 (an element of ids NULL, a reason over 1000 characters).';
+	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). 0.7: it holds the low-water lock (advisory, objsubid 20554) until its transaction ends, and lowers the outbox''s low-water mark to the lowest id requeued. Returns how many. Errors: 22023 (an element of ids NULL, a reason over 1000 characters).';
 
 CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 	RETURNS integer

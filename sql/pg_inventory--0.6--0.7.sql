@@ -46,7 +46,7 @@ LOCK TABLE inventory.reservation, inventory.outbox IN ACCESS EXCLUSIVE MODE;
  * ------------------------------------------------------------------- */
 CREATE SEQUENCE inventory.outbox_low_water AS bigint MINVALUE 1 START 1 NO CYCLE;
 COMMENT ON SEQUENCE inventory.outbox_low_water IS
-	'The outbox''s low-water mark (its last_value): every event with a lower id is published or dead-lettered, so relay_claim and outbox_metrics scan from it. Set by advance_outbox_low_water (the expiry worker, every pass; it may also lower it) and lowered by requeue_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind. Not dumped by pg_dump: a restored database starts it at 1.';
+	'The outbox''s low-water mark (its last_value): every event with a lower id is published, dead-lettered or waits behind a dead letter of its reservation, so relay_claim and outbox_metrics scan from it. Set by advance_outbox_low_water (the expiry worker, every pass; it may also lower it) and lowered by requeue_dead_letters and discard_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind. Not dumped by pg_dump: a restored database starts it at 1.';
 
 CREATE FUNCTION inventory._next_event_id()
 	RETURNS bigint
@@ -62,7 +62,7 @@ CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT fa
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_advance_outbox_low_water';
 COMMENT ON FUNCTION inventory.advance_outbox_low_water(boolean) IS
-	'Sets the outbox''s low-water mark (sequence inventory.outbox_low_water) to the lowest of: the first live unpublished event at or above the mark, the lowest marker a running or prepared transaction holds (_next_event_id), and the last id drawn plus one; this can lower it. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the latest committed data, whatever the isolation level. While another advance or a requeue_dead_letters holds the low-water lock (advisory, objsubid 20554), does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it as often as you can. Errors: none of its own.';
+	'Sets the outbox''s low-water mark (sequence inventory.outbox_low_water) to the lowest of: the first live unpublished event at or above the mark that does not wait behind a dead letter of its reservation, the lowest marker a running or prepared transaction holds (_next_event_id), and the last id drawn plus one; this can lower it. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the latest committed data, whatever the isolation level. While another advance, a requeue_dead_letters or a discard_dead_letters holds the low-water lock (advisory, objsubid 20554), does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it as often as you can. Errors: none of its own.';
 
 -- the oldest unpublished event is looked for from the mark on
 CREATE OR REPLACE VIEW inventory.outbox_metrics AS
@@ -86,6 +86,8 @@ SELECT
 	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
 
 -- the comments that now name the mark
+COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
+	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. 0.7: it holds the low-water lock (advisory, objsubid 20554) until its transaction ends, and lowers the outbox''s low-water mark to the lowest id deleted (the later events of their reservations are above it). Returns how many. Errors: 22023 (ids or an element of it NULL; reason NULL, empty or over 1000 characters).';
 COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id() (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON VIEW inventory.outbox_metrics IS
 	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7): unpublished above 0 with oldest_unpublished_at NULL means an event below the mark (changed by hand): run advance_outbox_low_water(true).';

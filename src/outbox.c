@@ -293,7 +293,9 @@ static InventoryStatement requeue_dead = {
 
 /*
  * deletes the dead letters $1; returns how many, what they were (JSON with
- * their payloads, for the audit) and $1 as JSON
+ * their payloads, for the audit), $1 as JSON and the lowest id deleted
+ * (the later events of its reservation, which the low-water mark (0.7)
+ * may have passed, are above it)
  */
 static InventoryStatement discard_dead = {
 	"discard dead letters",
@@ -305,7 +307,8 @@ static InventoryStatement discard_dead = {
 	"'event_id', d.event_id, 'event_type', d.event_type, 'tenant', d.tenant, "
 	"'reservation_id', d.reservation_id, 'created_at', d.created_at, "
 	"'attempts', d.attempts, 'last_error', d.last_error, 'dead_at', d.dead_at, "
-	"'payload', d.payload) ORDER BY d.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null') FROM d",
+	"'payload', d.payload) ORDER BY d.id), '[]')::text, COALESCE(to_jsonb($1)::text, 'null'), "
+	"min(d.id) FROM d",
 	1, {INT8ARRAYOID}, NULL, true
 };
 
@@ -331,11 +334,20 @@ static InventoryStatement low_water_writers = {
 	1, {OIDOID}
 };
 
-/* the first live unpublished event from id $1 on, NULL when none */
+/*
+ * The first live unpublished event from id $1 on that a claim could hand
+ * out some day, NULL when none: not one that waits behind a dead letter
+ * of its reservation (it waits until an operator requeues or discards
+ * that dead letter, and both lower the mark below it).
+ */
 static InventoryStatement low_water_first = {
 	"find the first unpublished event",
 	"SELECT min(o.id) FROM inventory.outbox o "
-	"WHERE o.published_at IS NULL AND o.dead_at IS NULL AND o.id >= $1",
+	"WHERE o.published_at IS NULL AND o.dead_at IS NULL AND o.id >= $1 "
+	"AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p "
+	"WHERE p.reservation_id = o.reservation_id "
+	"AND (p.reservation_id, p.id) < (o.reservation_id, o.id) "
+	"AND p.dead_at IS NOT NULL))",
 	1, {INT8OID}, NULL, true
 };
 
@@ -503,23 +515,24 @@ inventory_relay_release(PG_FUNCTION_ARGS)
  *		The work of requeue_dead_letters and discard_dead_letters: runs stmt
  *		with values (the ids, or NULL) as the function owner and, when it
  *		changed any event, writes the audit row (0.5: action, the ids asked
- *		for, how many, the events, reason).  requeue (0.7 on): first takes
- *		the low-water lock until the transaction ends (so no advance runs
- *		before the requeued events are seen), then lowers the mark to the
- *		lowest id requeued.  Returns how many events.
+ *		for, how many, the events, reason).  0.7 on: first takes the
+ *		low-water lock until the transaction ends (so no advance runs
+ *		before the change is seen), then lowers the mark to the lowest id
+ *		changed: a requeued event is live again, and the events that waited
+ *		behind a discarded one (which the mark may have passed) are above
+ *		it.  Returns how many events.
  */
 static int32
 DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 			const char *nulls, const char *action, const char *counted,
-			const char *reason, bool requeue)
+			const char *reason)
 {
 	InventoryCall call;
 	bool		isnull;
 	int32		n;
-	Datum		lowest;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
-	if (requeue && call.low_water)
+	if (call.low_water)
 	{
 		LOCKTAG		tag;
 
@@ -533,9 +546,9 @@ DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 		char	   *audit = psprintf("{\"ids\": %s, \"%s\": %d, \"events\": %s}",
 									 InventoryResultText(0, 3), counted, n,
 									 InventoryResultText(0, 2));
+		Datum		lowest = InventoryResultDatum(0, 4, &isnull);
 
-		lowest = requeue ? InventoryResultDatum(0, 4, &isnull) : (Datum) 0;
-		if (requeue && call.low_water && !isnull)
+		if (call.low_water && !isnull)
 			InventoryRun(&low_water_lower, &lowest, NULL, SPI_OK_SELECT);
 		InventoryAudit(&call, action, NULL, audit, reason);
 	}
@@ -568,7 +581,7 @@ inventory_requeue_dead_letters(PG_FUNCTION_ARGS)
 	if (isnull)
 		nulls[0] = 'n';
 	PG_RETURN_INT32(DeadLetters(fcinfo, &requeue_dead, values, nulls,
-								"requeue_dead_letters", "requeued", reason, true));
+								"requeue_dead_letters", "requeued", reason));
 }
 
 /*
@@ -594,7 +607,7 @@ inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 	reason = PG_NARGS() > 1 ?
 		InventoryReasonArg(fcinfo, 1, "reason", true) : NULL;
 	PG_RETURN_INT32(DeadLetters(fcinfo, &discard_dead, values, NULL,
-								"discard_dead_letters", "discarded", reason, false));
+								"discard_dead_letters", "discarded", reason));
 }
 
 /*
@@ -690,17 +703,19 @@ inventory_next_event_id(PG_FUNCTION_ARGS)
  *		advance_outbox_low_water(from_start boolean DEFAULT false)
  *		RETURNS bigint
  *
- * Moves the low-water mark (0.7; sequence inventory.outbox_low_water) to
+ * Sets the low-water mark (0.7; sequence inventory.outbox_low_water) to
  * the lowest of: the first live unpublished event at or above the mark
- * (from_start: above 0), the lowest marker a running or prepared
- * transaction holds (_next_event_id), and the last id drawn plus one.
+ * (from_start: above 0) that does not wait behind a dead letter of its
+ * reservation, the lowest marker a running or prepared transaction holds
+ * (_next_event_id), and the last id drawn plus one.
  * Order matters: the last id drawn is read first, then pg_locks, then the
  * outbox on the latest committed data.  An id at or below the last id
  * drawn was drawn after its transaction's marker was in pg_locks; so a
  * transaction still running holds a marker below all its ids, or drew
  * them after the read; either way the mark stays at or below them, and
- * every event below the mark has committed and is published or
- * dead-lettered.  Takes the low-water lock without waiting: when a
+ * every event below the mark has committed and is published,
+ * dead-lettered or waits behind a dead letter (requeue_dead_letters and
+ * discard_dead_letters lower the mark when they free it).  Takes the low-water lock without waiting: when a
  * requeue_dead_letters or another advance holds it, changes nothing.
  * Returns the mark.  Errors: none of its own.
  */

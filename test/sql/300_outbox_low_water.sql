@@ -79,6 +79,24 @@ SELECT event_type FROM inventory.relay_claim('t300', 10);
 SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.outbox
 	WHERE claimed_by = 't300' AND published_at IS NULL));
 
+-- a reservation's later event waits behind its dead-lettered first one:
+-- the mark passes both; discarding the dead letter lowers the mark to it,
+-- and the later event goes out
+SELECT status FROM inventory.reserve('t300', 'd1', 'S1', 1);
+SELECT status FROM inventory.confirm('t300', 'd1');
+SELECT inventory.relay_mark_failed('t300', ARRAY(SELECT id FROM inventory.relay_claim('t300', 10)),
+	'NO_ROUTE', 1) AS dead_lettered;
+SELECT inventory.advance_outbox_low_water() > (SELECT max(id) FROM inventory.outbox)
+	AS mark_past_the_waiting_event;
+SELECT count(*) AS claimed_while_waiting FROM inventory.relay_claim('t300', 10);
+SELECT inventory.discard_dead_letters(ARRAY(SELECT id FROM inventory.outbox WHERE dead_at IS NOT NULL),
+	't300: the consumer knows it') AS discarded;
+SELECT (SELECT last_value FROM inventory.outbox_low_water) < (SELECT max(id) FROM inventory.outbox)
+	AS mark_lowered;
+SELECT event_type FROM inventory.relay_claim('t300', 10);
+SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.outbox
+	WHERE claimed_by = 't300' AND published_at IS NULL));
+
 -- a change by hand below the mark (here: an event made unpublished
 -- again): relays do not see it until advance_outbox_low_water(true)
 -- recomputes the mark from the start (the worker does every 60th pass)

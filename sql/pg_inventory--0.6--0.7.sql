@@ -83,14 +83,22 @@ SELECT
 	COALESCE(EXTRACT(epoch FROM pg_catalog.now() - (SELECT o.created_at
 	  FROM inventory.outbox o WHERE o.published_at IS NULL AND o.dead_at IS NULL
 		AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w)
-	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
+	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.id < (SELECT w.last_value FROM inventory.outbox_low_water w)
+		AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p
+			  WHERE p.reservation_id = o.reservation_id
+				AND (p.reservation_id, p.id) < (o.reservation_id, o.id)
+				AND p.dead_at IS NOT NULL))) AS below_low_water;
 
 -- the comments that now name the mark
+COMMENT ON COLUMN inventory.outbox_metrics.below_low_water IS 'Live unpublished events below the low-water mark that do not wait behind a dead letter: relays do not see them (changed by hand, 0.7); advance_outbox_low_water(true) brings them back. Alert when above 0.';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
 	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. 0.7: it holds the low-water lock (advisory, objsubid 20554) until its transaction ends, and lowers the outbox''s low-water mark to the lowest id deleted (the later events of their reservations are above it). Returns how many. Errors: 22023 (ids or an element of it NULL; reason NULL, empty or over 1000 characters).';
 COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id() (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON VIEW inventory.outbox_metrics IS
-	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7): unpublished above 0 with oldest_unpublished_at NULL means an event below the mark (changed by hand): run advance_outbox_low_water(true).';
+	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7), and the live events below the mark a relay could publish but does not see (below_low_water, 0.7).';
 COMMENT ON FUNCTION inventory.relay_claim(text, integer, interval) IS
 	'Leases up to batch_size (1 to 10000) committed, unpublished, live events that are due, in id order, to relay (a name of 1 to 64 characters) for lease (above 0, at most 1 hour); only the first unpublished event of a reservation is handed out. Relays never wait for each other (SKIP LOCKED). Looks from the outbox''s low-water mark on (0.7, sequence inventory.outbox_low_water). Errors: 22023.';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS

@@ -657,15 +657,23 @@ SELECT
 	COALESCE(EXTRACT(epoch FROM pg_catalog.now() - (SELECT o.created_at
 	  FROM inventory.outbox o WHERE o.published_at IS NULL AND o.dead_at IS NULL
 		AND o.id >= (SELECT w.last_value FROM inventory.outbox_low_water w)
-	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds;
+	  ORDER BY o.id LIMIT 1)), 0)::double precision AS lag_seconds,
+	(SELECT count(*) FROM inventory.outbox o
+	  WHERE o.published_at IS NULL AND o.dead_at IS NULL
+		AND o.id < (SELECT w.last_value FROM inventory.outbox_low_water w)
+		AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p
+			  WHERE p.reservation_id = o.reservation_id
+				AND (p.reservation_id, p.id) < (o.reservation_id, o.id)
+				AND p.dead_at IS NOT NULL))) AS below_low_water;
 COMMENT ON VIEW inventory.outbox_metrics IS
-	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7): unpublished above 0 with oldest_unpublished_at NULL means an event below the mark (changed by hand): run advance_outbox_low_water(true).';
+	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7), and the live events below the mark a relay could publish but does not see (below_low_water, 0.7).';
 COMMENT ON COLUMN inventory.outbox_metrics.unpublished IS 'Live events not yet published.';
 COMMENT ON COLUMN inventory.outbox_metrics.retrying IS 'Live unpublished events with at least one failed attempt.';
 COMMENT ON COLUMN inventory.outbox_metrics.dead_lettered IS 'Events dead-lettered after too many failed attempts.';
 COMMENT ON COLUMN inventory.outbox_metrics.published_last_minute IS 'Events published in the last minute.';
 COMMENT ON COLUMN inventory.outbox_metrics.oldest_unpublished_at IS 'created_at of the oldest live unpublished event.';
 COMMENT ON COLUMN inventory.outbox_metrics.lag_seconds IS 'Age in seconds of the oldest live unpublished event (0 when none).';
+COMMENT ON COLUMN inventory.outbox_metrics.below_low_water IS 'Live unpublished events below the low-water mark that do not wait behind a dead letter: relays do not see them (changed by hand, 0.7); advance_outbox_low_water(true) brings them back. Alert when above 0.';
 /* ---------------------------------------------------------------------
  * Retention of history (0.5; README "Retention"): purge_history removes
  * finished reservations with their lines, transitions and published

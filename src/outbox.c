@@ -320,7 +320,9 @@ static InventoryStatement discard_dead = {
 static InventoryStatement low_water_head = {
 	"read the outbox's head and mark",
 	"SELECT CASE WHEN s.is_called THEN s.last_value ELSE s.last_value - 1 END, "
-	"(SELECT w.last_value FROM inventory.outbox_low_water w) "
+	"(SELECT w.last_value FROM inventory.outbox_low_water w), "
+	"(SELECT q.seqcache = 1 AND q.seqincrement > 0 FROM pg_catalog.pg_sequence q "
+	"WHERE q.seqrelid = 'inventory.outbox_id_seq'::pg_catalog.regclass) "
 	"FROM inventory.outbox_id_seq s",
 	0, {InvalidOid}
 };
@@ -552,6 +554,14 @@ DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 			InventoryRun(&low_water_lower, &lowest, NULL, SPI_OK_SELECT);
 		InventoryAudit(&call, action, NULL, audit, reason);
 	}
+	else if (call.low_water)
+	{
+		LOCKTAG		tag;
+
+		/* nothing changed: nothing for an advance to wait for */
+		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
+		LockRelease(&tag, ExclusiveLock, false);
+	}
 	InventoryEndCall(&call);
 	return n;
 }
@@ -715,14 +725,23 @@ inventory_next_event_id(PG_FUNCTION_ARGS)
  * them after the read; either way the mark stays at or below them, and
  * every event below the mark has committed and is published,
  * dead-lettered or waits behind a dead letter (requeue_dead_letters and
- * discard_dead_letters lower the mark when they free it).  Takes the low-water lock without waiting: when a
- * requeue_dead_letters or another advance holds it, changes nothing.
- * Returns the mark.  Errors: none of its own.
+ * discard_dead_letters lower the mark when they free it).  Takes the
+ * low-water lock without waiting: when a requeue_dead_letters, a
+ * discard_dead_letters or another advance holds it, changes nothing.
+ * Never raises the mark in a transaction that has written anything
+ * before the call (its own uncommitted changes are in the latest
+ * snapshot, and a rollback would undo them, not the non-transactional
+ * mark), nor when outbox_id_seq has CACHE above 1 or a falling INCREMENT
+ * (a backend may then hold ids below the last one drawn: WARNING 55000);
+ * a sequence that went back (RESTART, setval) makes it look from the
+ * start.  Returns the mark.  Errors: none of its own (WARNING 55000).
  */
 Datum
 inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 {
 	bool		from_start = !PG_ARGISNULL(0) && PG_GETARG_BOOL(0);
+	/* a transaction that wrote anything sees its own uncommitted changes */
+	bool		wrote = TransactionIdIsValid(GetTopTransactionIdIfAny());
 	InventoryCall call;
 	LOCKTAG		tag;
 	int64		head;
@@ -730,20 +749,24 @@ inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 	int64		target;
 	Datum		arg;
 	bool		isnull;
+	bool		sequence_ok;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
 	InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
-	head = InventoryResultInt64(0, 1);
 	mark = InventoryResultInt64(0, 2);
 
 	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
 	if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
 	{
-		/* the head again, now that no requeue runs */
+		/* the head again, now that no requeue or discard runs */
 		InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
 		head = InventoryResultInt64(0, 1);
 		mark = InventoryResultInt64(0, 2);
+		sequence_ok = DatumGetBool(InventoryResultDatum(0, 3, &isnull)) && !isnull;
 		target = head + 1;
+		/* the id sequence went back (RESTART, setval): look from the start */
+		if (target < mark)
+			from_start = true;
 
 		arg = ObjectIdGetDatum(MyDatabaseId);
 		InventoryRun(&low_water_writers, &arg, NULL, SPI_OK_SELECT);
@@ -759,7 +782,22 @@ inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 
 		if (target < 1)
 			target = 1;
-		if (target != mark)
+		if (target > mark && !sequence_ok)
+			ereport(WARNING,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("the outbox's low-water mark stays at %lld: inventory.outbox_id_seq does not hand out ids one at a time in rising order",
+							(long long) mark),
+					 errdetail("A sequence with CACHE above 1 (or a falling INCREMENT) lets a transaction hold ids below the last one drawn, which the mark could pass."),
+					 errhint("ALTER SEQUENCE inventory.outbox_id_seq CACHE 1 INCREMENT 1;")));
+		else if (target > mark && wrote)
+		{
+			/*
+			 * the caller's own uncommitted changes (a mark, a failure) are in
+			 * what we read; a rollback would leave the mark above events
+			 * that are unpublished again: only a committed view may raise it
+			 */
+		}
+		else if (target != mark)
 		{
 			arg = Int64GetDatum(target);
 			InventoryRun(&low_water_set, &arg, NULL, SPI_OK_SELECT);

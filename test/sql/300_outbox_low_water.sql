@@ -105,9 +105,55 @@ SELECT inventory.advance_outbox_low_water() > (SELECT max(id) FROM inventory.out
 UPDATE inventory.outbox SET published_at = NULL
  WHERE id = (SELECT min(id) FROM inventory.outbox WHERE tenant = 't300');
 SELECT count(*) AS claimed_before FROM inventory.relay_claim('t300', 10);
+-- outbox_metrics says so: below_low_water
+SELECT unpublished, oldest_unpublished_at IS NULL AS oldest_unknown, below_low_water
+  FROM inventory.outbox_metrics;
 SELECT inventory.advance_outbox_low_water(true) = (SELECT min(id) FROM inventory.outbox WHERE tenant = 't300')
 	AS mark_recomputed;
+SELECT below_low_water FROM inventory.outbox_metrics;
 SELECT count(*) AS claimed_after FROM inventory.relay_claim('t300', 10);
+SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.outbox
+	WHERE claimed_by = 't300' AND published_at IS NULL));
+
+-- an advance in a transaction that has written (here: marked events
+-- published) does not raise the mark: a rollback would leave those events
+-- unpublished below it
+SELECT inventory.restock('t300', 'r8', 'S8', 10);
+SELECT inventory.advance_outbox_low_water() AS mark_before \gset
+BEGIN;
+SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.relay_claim('t300', 10)));
+SELECT inventory.advance_outbox_low_water() = :mark_before AS not_raised_in_a_writing_transaction;
+ROLLBACK;
+SELECT count(*) AS claimable_after_rollback FROM inventory.relay_claim('t300', 10);
+SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.outbox
+	WHERE claimed_by = 't300' AND published_at IS NULL));
+
+-- outbox_id_seq must hand out ids one at a time: with CACHE above 1 a
+-- backend holds ids below the last one drawn, so the mark is not raised
+-- (WARNING 55000)
+ALTER SEQUENCE inventory.outbox_id_seq CACHE 50;
+SELECT inventory.advance_outbox_low_water() = :mark_before AS not_raised_with_cache;
+ALTER SEQUENCE inventory.outbox_id_seq CACHE 1;
+SELECT inventory.advance_outbox_low_water() > (SELECT max(id) FROM inventory.outbox)
+	AS raised_with_cache_1;
+
+-- the id sequence set back (RESTART, setval): the next advance looks from
+-- the start, so the events drawn from the old range again are seen
+SELECT last_value AS head_before FROM inventory.outbox_id_seq \gset
+SELECT inventory.relay_mark_published('t300', ARRAY(SELECT id FROM inventory.relay_claim('t300', 1000)));
+DELETE FROM inventory.outbox WHERE id > :head_before - 3;
+SELECT setval('inventory.outbox_id_seq', :head_before - 3) > 0 AS set_back;
+SELECT inventory.restock('t300', 'r9', 'S9', 10);
+SELECT inventory.advance_outbox_low_water() = :head_before - 2 AS mark_at_the_new_event;
+SELECT event_type FROM inventory.relay_claim('t300', 10);
+SELECT setval('inventory.outbox_id_seq', :head_before) > 0 AS set_forth;
+
+-- a requeue that changed nothing gives the low-water lock back at once
+BEGIN;
+SELECT inventory.requeue_dead_letters(ARRAY[-1]::bigint[], 't300') AS requeued;
+SELECT count(*) AS low_water_locks FROM pg_catalog.pg_locks
+ WHERE locktype = 'advisory' AND objsubid = 20554 AND pid = pg_backend_pid();
+ROLLBACK;
 
 -- privileges: PUBLIC may call neither function nor read the mark
 CREATE ROLE regress_t300;

@@ -1253,10 +1253,10 @@ else
 	ge 2 "$R_LAG" || HELD_FAILED="${HELD_FAILED:+$HELD_FAILED and }the relay fell behind (lag p99 ${R_LAG}x)"
 	if [ -z "$HELD_FAILED" ]; then
 		HELD_CLAIM_VERDICT="**MET**"
-		HELD_CLAIM_WHY="the claim's median in the last third of the held run, and the relay's lag p99, are within 2x the free run's at this rate and length; the row versions a held snapshot keeps grow with the events published meanwhile, so a longer hold or a higher rate may still show them"
+		HELD_CLAIM_WHY="the claim's median in the last third of the held run, and the relay's lag p99, are within 2x the free run's: claims start at the outbox's low-water mark (0.7), above the row versions and index entries the held snapshot keeps, and the outbox's statements keep to their indexes (a claim planned on an emptied outbox no longer scans it whole); what the snapshot still holds back is the outbox's size (next row)"
 	else
 		HELD_CLAIM_VERDICT="**NOT MET**"
-		HELD_CLAIM_WHY="$HELD_FAILED while the snapshot was held. Every claim and mark rewrites an outbox row, and the held snapshot keeps every old version and its index entries (VACUUM may not remove what the snapshot can still see, and btree cannot mark those entries dead), so the relay's claims and marks work through more of them as the hold goes on (the weakness of every SKIP LOCKED queue that marks rows done); on a shared 2-core machine one round is noisy: see the table"
+		HELD_CLAIM_WHY="$HELD_FAILED while the snapshot was held. Every claim and mark rewrites an outbox row, and the held snapshot keeps every old version and its index entries (VACUUM may not remove what the snapshot can still see); claims start at the low-water mark (0.7), above them, but what holds the mark (an open writer, a retrying event) and the marks' own index probes still meet them; on a shared 2-core machine one round is noisy: see the table"
 	fi
 fi
 HELD_SIZE_WHY="purge_published removes published events row by row (DELETE): VACUUM gives back only the empty pages at the table's end, its indexes keep their largest size (VACUUM makes their space reusable, not smaller), and under a held snapshot the deleted rows stay as dead rows (${HH_DEAD} at the end of a held run against ${HF_DEAD} without). The goal asks published events to leave by dropping or truncating whole partitions (PgQ's rotating tables, pgmq's partitioned archive): not built yet"
@@ -1645,7 +1645,8 @@ Each run: producers reserve at a steady $HOLD_RATE reservations/s (uniform
 reserve as \`bench_app\`, 8 clients, \`pgbench --rate=$HOLD_RATE -T
 $HOLD_SECS\`: a rate the relay keeps up with here, so that every run
 starts and ends with nothing unpublished) in database bench_relay while one relay
-publishes in the default poll mode and a probe
+publishes in the default poll mode (with the worker's
+\`advance_outbox_low_water()\` every second beside it, 0.7) and a probe
 (\`test/bench/scripts/claim_probe.sql\`, 5 per second) claims at most one
 event and gives it back, so that pgbench's per-transaction log times what
 one claim costs as the run goes on. A held run has one more session that

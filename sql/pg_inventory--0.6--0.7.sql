@@ -92,6 +92,11 @@ SELECT
 				AND (p.reservation_id, p.id) < (o.reservation_id, o.id)
 				AND p.dead_at IS NOT NULL))) AS below_low_water;
 
+-- the worker's states advancing and slotting (0.7)
+COMMENT ON FUNCTION inventory.worker_status() IS
+	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring, purging (purge_published), purging_history (purge_history), advancing (advance_outbox_low_water, 0.7) or slotting (splitting or merging a SKU''s slots, 0.7); worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
+COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due), purging (in purge_published), purging_history (in purge_history), advancing (in advance_outbox_low_water, 0.7) or slotting (splitting or merging a SKU''s slots, 0.7).';
+
 -- the comments that now name the mark
 COMMENT ON COLUMN inventory.outbox_metrics.below_low_water IS 'Live unpublished events below the low-water mark that do not wait behind a dead letter: relays do not see them (changed by hand, 0.7); advance_outbox_low_water(true) brings them back. Alert when above 0.';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS

@@ -1157,7 +1157,7 @@ CREATE FUNCTION inventory.worker_status()
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_worker_status';
 COMMENT ON FUNCTION inventory.worker_status() IS
-	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring, purging (purge_published) or purging_history (purge_history); worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
+	'One row: the status of the expiry worker''s launcher and of the expiry worker, kept in shared memory (view inventory.worker_status). enabled is false when the server does not preload pg_inventory with a pg_inventory.worker_database (then the states are stopped, the counts 0, the rest NULL). launcher_state: stopped, checking, no_database, worker_running, no_extension or retry; worker_state: stopped, starting, idle, expiring, purging (purge_published), purging_history (purge_history), advancing (advance_outbox_low_water, 0.7) or slotting (splitting or merging a SKU''s slots, 0.7); worker_exit (why the last worker stopped): NULL, no_extension, extension_dropped or terminated. Counts run from the server''s start; pids and times are NULL when there is none. Errors: none.';
 
 CREATE VIEW inventory.worker_status AS
 SELECT s.enabled, s.database, s.launcher_state, s.launcher_pid,
@@ -1176,7 +1176,7 @@ COMMENT ON COLUMN inventory.worker_status.launcher_state IS 'stopped, checking, 
 COMMENT ON COLUMN inventory.worker_status.launcher_pid IS 'Process id of the launcher; NULL when it is not running.';
 COMMENT ON COLUMN inventory.worker_status.launcher_checks IS 'Checks in a row with the launcher''s current outcome (no_database, no_extension, retry); 0 while a worker runs.';
 COMMENT ON COLUMN inventory.worker_status.launcher_next_check IS 'When the launcher looks again; NULL when it waits to be woken.';
-COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due), purging (in purge_published) or purging_history (in purge_history).';
+COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, idle (between passes), expiring (in expire_due), purging (in purge_published), purging_history (in purge_history), advancing (in advance_outbox_low_water, 0.7) or slotting (splitting or merging a SKU''s slots, 0.7).';
 COMMENT ON COLUMN inventory.worker_status.worker_pid IS 'Process id of the expiry worker; NULL when it is not running.';
 COMMENT ON COLUMN inventory.worker_status.worker_started_at IS 'When the current (or last) expiry worker started.';
 COMMENT ON COLUMN inventory.worker_status.worker_exit IS 'Why the last expiry worker stopped: no_extension, extension_dropped or terminated; NULL while it runs.';

@@ -91,6 +91,10 @@ WorkerStateName(InventoryWorkerState state)
 			return "purging";
 		case INVENTORY_WORKER_PURGING_HISTORY:
 			return "purging_history";
+		case INVENTORY_WORKER_ADVANCING:
+			return "advancing";
+		case INVENTORY_WORKER_SLOTTING:
+			return "slotting";
 	}
 	return "unknown";
 }

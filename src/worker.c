@@ -1291,11 +1291,11 @@ WorkerStep(WorkerStepKind kind, int64 *rows)
 
 	arg.kind = kind;
 	arg.rows = rows;
-	/* worker_state has no state of its own for the mark: purging */
 	result = WorkerTransaction(activity,
 							   kind == WORKER_STEP_EXPIRE ? INVENTORY_WORKER_EXPIRING :
+							   kind == WORKER_STEP_PURGE ? INVENTORY_WORKER_PURGING :
 							   kind == WORKER_STEP_HISTORY ? INVENTORY_WORKER_PURGING_HISTORY :
-							   INVENTORY_WORKER_PURGING,
+							   INVENTORY_WORKER_ADVANCING,
 							   StepWork, &arg, WorkerStepName(kind));
 	if (result == WORKER_STEP_FAILED)
 		*rows = 0;
@@ -1760,10 +1760,14 @@ AutoSlotStep(AutoSlotAction action, AutoSlotSku *e)
 	arg.e = e;
 	arg.target = target;
 	arg.reason = reason;
-	result = WorkerTransaction(activity, INVENTORY_WORKER_IDLE, AutoSlotWork,
+	result = WorkerTransaction(activity,
+							   action == AUTO_SLOT_SAMPLE ? INVENTORY_WORKER_IDLE :
+							   INVENTORY_WORKER_SLOTTING, AutoSlotWork,
 							   &arg, action == AUTO_SLOT_SAMPLE ?
 							   "automatic slotting (sample)" :
 							   "automatic slotting (set_stock_slots)");
+	if (action != AUTO_SLOT_SAMPLE)
+		WorkerSetState(INVENTORY_WORKER_IDLE);
 	if (activity[0] != '\0')
 	{
 		pgstat_report_stat(false);

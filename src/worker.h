@@ -57,7 +57,9 @@ typedef enum InventoryWorkerState
 	INVENTORY_WORKER_IDLE,		/* waiting for the next pass */
 	INVENTORY_WORKER_EXPIRING,	/* in inventory.expire_due */
 	INVENTORY_WORKER_PURGING,	/* in inventory.purge_published */
-	INVENTORY_WORKER_PURGING_HISTORY	/* in inventory.purge_history */
+	INVENTORY_WORKER_PURGING_HISTORY,	/* in inventory.purge_history */
+	INVENTORY_WORKER_ADVANCING, /* in inventory.advance_outbox_low_water */
+	INVENTORY_WORKER_SLOTTING	/* splitting or merging a SKU's slots */
 } InventoryWorkerState;
 
 /* Why the last expiry worker stopped */

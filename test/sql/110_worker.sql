@@ -122,7 +122,7 @@ SELECT query ~ '^pg_inventory expiry worker: idle, last pass at .+, expired [0-9
 	   AS idle_text
   FROM seen_activity;
 SELECT enabled, database, launcher_state, launcher_pid IS NOT NULL AS launcher_runs,
-	   worker_state IN ('idle', 'expiring', 'purging', 'purging_history') AS worker_in_a_pass_or_idle,
+	   worker_state IN ('idle', 'expiring', 'purging', 'purging_history', 'advancing', 'slotting') AS worker_in_a_pass_or_idle,
 	   worker_pid = (SELECT pid FROM pg_stat_activity
 					  WHERE backend_type = 'pg_inventory expiry worker') AS worker_pid_ok,
 	   worker_exit, total_passes >= 1 AS passed, total_expired >= 1 AS expired_some,

@@ -108,7 +108,7 @@ SELECT count(*) AS rows,
        bool_and(launcher_state IN ('stopped', 'checking', 'no_database',
                                    'worker_running', 'no_extension', 'retry')) AS launcher_state_known,
        bool_and(worker_state IN ('stopped', 'starting', 'idle', 'expiring', 'purging',
-                                 'purging_history')) AS worker_state_known,
+                                 'purging_history', 'advancing', 'slotting')) AS worker_state_known,
        bool_and(worker_exit IS NULL OR worker_exit IN ('no_extension', 'extension_dropped', 'terminated')) AS exit_known,
        bool_and(enabled = (database IS NOT NULL)) AS database_when_enabled,
        bool_and(total_expired >= last_pass_expired AND total_purged >= last_pass_purged) AS totals_include_last_pass

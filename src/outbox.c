@@ -327,12 +327,16 @@ static InventoryStatement low_water_head = {
 	0, {InvalidOid}
 };
 
-/* the lowest marker a running or prepared transaction of database $1 holds */
+/*
+ * the lowest and the highest marker the running or prepared transactions
+ * of database $1 hold
+ */
 static InventoryStatement low_water_writers = {
 	"find the outbox's writers",
-	"SELECT min((l.classid::int8 << 32) | l.objid::int8) FROM pg_catalog.pg_locks l "
+	"SELECT min(m.marker), max(m.marker) FROM (SELECT (l.classid::int8 << 32) | l.objid::int8 "
+	"AS marker FROM pg_catalog.pg_locks l "
 	"WHERE l.locktype = 'advisory' AND l.database = $1 "
-	"AND l.objsubid = " CppAsString2(INVENTORY_LOCK_EVENT_MARKER),
+	"AND l.objsubid = " CppAsString2(INVENTORY_LOCK_EVENT_MARKER) ") m",
 	1, {OIDOID}
 };
 
@@ -734,7 +738,9 @@ inventory_next_event_id(PG_FUNCTION_ARGS)
  * mark), nor when outbox_id_seq has CACHE above 1 or a falling INCREMENT
  * (a backend may then hold ids below the last one drawn: WARNING 55000);
  * a sequence that went back (RESTART, setval) makes it look from the
- * start.  Returns the mark.  Errors: none of its own (WARNING 55000).
+ * start, and a writer whose marker is above the last id drawn (it began
+ * before the sequence went back) holds the mark at 1 until it ends.
+ * Returns the mark.  Errors: none of its own (WARNING 55000).
  */
 Datum
 inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
@@ -773,6 +779,14 @@ inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 		arg = InventoryResultDatum(0, 1, &isnull);
 		if (!isnull && DatumGetInt64(arg) < target)
 			target = DatumGetInt64(arg);
+		/*
+		 * a marker above the last id drawn: the sequence went back while
+		 * that writer ran, and it may still draw ids anywhere below its
+		 * marker: the mark goes to 1 until it ends
+		 */
+		arg = InventoryResultDatum(0, 2, &isnull);
+		if (!isnull && DatumGetInt64(arg) > head)
+			target = 1;
 
 		arg = Int64GetDatum(from_start ? 1 : mark);
 		InventoryRunLatest(&low_water_first, &arg, NULL);

@@ -8,7 +8,7 @@
  *	  mark: every event below it is published or dead-lettered, so a claim
  *	  (relay_claim) and outbox_metrics start their index scans there
  *	  instead of stepping over every dead index entry a held snapshot keeps;
- *	- inventory._next_event_id(), the new default of outbox.id, lets a
+ *	- inventory._next_event_id(outbox_id_seq), the new default of outbox.id, lets a
  *	  transaction that writes events hold a marker (a share lock, shown in
  *	  pg_locks) until it ends, so the mark never passes an event that may
  *	  still commit;
@@ -48,13 +48,14 @@ CREATE SEQUENCE inventory.outbox_low_water AS bigint MINVALUE 1 START 1 NO CYCLE
 COMMENT ON SEQUENCE inventory.outbox_low_water IS
 	'The outbox''s low-water mark (its last_value): every event with a lower id is published, dead-lettered or waits behind a dead letter of its reservation, so relay_claim and outbox_metrics scan from it. Set by advance_outbox_low_water (the expiry worker, every pass; it may also lower it) and lowered by requeue_dead_letters and discard_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind. Not dumped by pg_dump: a restored database starts it at 1.';
 
-CREATE FUNCTION inventory._next_event_id()
+CREATE FUNCTION inventory._next_event_id(sequence regclass)
 	RETURNS bigint
-	LANGUAGE C VOLATILE
+	LANGUAGE C VOLATILE STRICT
 	AS 'MODULE_PATHNAME', 'inventory_next_event_id';
-COMMENT ON FUNCTION inventory._next_event_id() IS
-	'Default of outbox.id (0.7): the next value of inventory.outbox_id_seq. At the first event of a transaction it first reads the last id drawn from that sequence (its marker) and holds a share lock on the marker until the transaction (or the prepared transaction) ends: pg_locks shows it as an advisory lock with objsubid 20553, classid and objid the marker''s high and low 32 bits. advance_outbox_low_water never moves the mark past a held marker, so no event that may still commit falls below it. Internal: runs as the extension''s owner inside the write functions. Errors: 42P01 when inventory.outbox_id_seq is missing.';
-ALTER TABLE inventory.outbox ALTER COLUMN id SET DEFAULT inventory._next_event_id();
+COMMENT ON FUNCTION inventory._next_event_id(regclass) IS
+	'Default of outbox.id (0.7), called with inventory.outbox_id_seq (a constant of the default: no lookup per row, and the sequence cannot be dropped while the default uses it): the next value of sequence. At the first event of a transaction it first reads the last id drawn from that sequence (its marker) and holds a share lock on the marker until the transaction (or the prepared transaction) ends: pg_locks shows it as an advisory lock with objsubid 20553, classid and objid the marker''s high and low 32 bits. advance_outbox_low_water never moves the mark past a held marker, so no event that may still commit falls below it. Internal: runs as the extension''s owner inside the write functions. Errors: those of nextval.';
+ALTER TABLE inventory.outbox ALTER COLUMN id
+	SET DEFAULT inventory._next_event_id('inventory.outbox_id_seq'::regclass);
 
 CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT false)
 	RETURNS bigint
@@ -101,7 +102,7 @@ COMMENT ON COLUMN inventory.worker_status.worker_state IS 'stopped, starting, id
 COMMENT ON COLUMN inventory.outbox_metrics.below_low_water IS 'Live unpublished events below the low-water mark that do not wait behind a dead letter: relays do not see them (changed by hand, 0.7); advance_outbox_low_water(true) brings them back. Alert when above 0.';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
 	'Deletes dead-lettered events for good; later events of their reservations can then be published. reason (1 to 1000 characters) is required: the events deleted (ids, types, tenants, payloads) and the reason are kept in inventory.operator_audit. 0.7: it holds the low-water lock (advisory, objsubid 20554) until its transaction ends, and lowers the outbox''s low-water mark to the lowest id deleted (the later events of their reservations are above it). Returns how many. Errors: 22023 (ids or an element of it NULL; reason NULL, empty or over 1000 characters).';
-COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id() (0.7), which holds the writing transaction''s marker for the low-water mark.';
+COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id(regclass) (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON VIEW inventory.outbox_metrics IS
 	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7), and the live events below the mark a relay could publish but does not see (below_low_water, 0.7).';
 COMMENT ON FUNCTION inventory.relay_claim(text, integer, interval) IS
@@ -110,5 +111,5 @@ COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
 	'Makes dead-lettered events (ids; NULL: all) live again with a fresh attempt count. When it requeues any, it writes a row of inventory.operator_audit with their ids and reason (at most 1000 characters, or NULL). 0.7: it holds the low-water lock (advisory, objsubid 20554) until its transaction ends, and lowers the outbox''s low-water mark to the lowest id requeued. Returns how many. Errors: 22023 (an element of ids NULL, a reason over 1000 characters).';
 
 REVOKE ALL ON SEQUENCE inventory.outbox_low_water FROM PUBLIC;
-REVOKE ALL ON FUNCTION inventory._next_event_id(),
+REVOKE ALL ON FUNCTION inventory._next_event_id(regclass),
 	inventory.advance_outbox_low_water(boolean) FROM PUBLIC;

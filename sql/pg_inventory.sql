@@ -578,7 +578,7 @@ CREATE INDEX outbox_reservation ON inventory.outbox (reservation_id, id)
 	WHERE reservation_id IS NOT NULL;
 COMMENT ON TABLE inventory.outbox IS
 	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay.';
-COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id() (0.7), which holds the writing transaction''s marker for the low-water mark.';
+COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id(regclass) (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON COLUMN inventory.outbox.event_id IS 'Unique event id; consumers deduplicate on it (AMQP message_id).';
 COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated|extended|amended, stock.restocked|adjusted|out_of_stock|back_in_stock|low (AMQP routing key).';
 COMMENT ON COLUMN inventory.outbox.tenant IS 'Tenant the event belongs to.';
@@ -617,13 +617,14 @@ CREATE SEQUENCE inventory.outbox_low_water AS bigint MINVALUE 1 START 1 NO CYCLE
 COMMENT ON SEQUENCE inventory.outbox_low_water IS
 	'The outbox''s low-water mark (its last_value): every event with a lower id is published, dead-lettered or waits behind a dead letter of its reservation, so relay_claim and outbox_metrics scan from it. Set by advance_outbox_low_water (the expiry worker, every pass; it may also lower it) and lowered by requeue_dead_letters and discard_dead_letters; never set it by hand (advance_outbox_low_water(true) recomputes it). A sequence, not a row: reading and moving it leaves no dead row behind. Not dumped by pg_dump: a restored database starts it at 1.';
 
-CREATE FUNCTION inventory._next_event_id()
+CREATE FUNCTION inventory._next_event_id(sequence regclass)
 	RETURNS bigint
-	LANGUAGE C VOLATILE
+	LANGUAGE C VOLATILE STRICT
 	AS 'MODULE_PATHNAME', 'inventory_next_event_id';
-COMMENT ON FUNCTION inventory._next_event_id() IS
-	'Default of outbox.id (0.7): the next value of inventory.outbox_id_seq. At the first event of a transaction it first reads the last id drawn from that sequence (its marker) and holds a share lock on the marker until the transaction (or the prepared transaction) ends: pg_locks shows it as an advisory lock with objsubid 20553, classid and objid the marker''s high and low 32 bits. advance_outbox_low_water never moves the mark past a held marker, so no event that may still commit falls below it. Internal: runs as the extension''s owner inside the write functions. Errors: 42P01 when inventory.outbox_id_seq is missing.';
-ALTER TABLE inventory.outbox ALTER COLUMN id SET DEFAULT inventory._next_event_id();
+COMMENT ON FUNCTION inventory._next_event_id(regclass) IS
+	'Default of outbox.id (0.7), called with inventory.outbox_id_seq (a constant of the default: no lookup per row, and the sequence cannot be dropped while the default uses it): the next value of sequence. At the first event of a transaction it first reads the last id drawn from that sequence (its marker) and holds a share lock on the marker until the transaction (or the prepared transaction) ends: pg_locks shows it as an advisory lock with objsubid 20553, classid and objid the marker''s high and low 32 bits. advance_outbox_low_water never moves the mark past a held marker, so no event that may still commit falls below it. Internal: runs as the extension''s owner inside the write functions. Errors: those of nextval.';
+ALTER TABLE inventory.outbox ALTER COLUMN id
+	SET DEFAULT inventory._next_event_id('inventory.outbox_id_seq'::regclass);
 
 CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT false)
 	RETURNS bigint

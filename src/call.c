@@ -195,8 +195,7 @@ CallSpreadKey(FunctionCallInfo fcinfo)
  *		takes the upgrade lock (UpgradeLock), notes the caller, chooses the storage
  *		of the installed schema generation (inventory.stock_slot: slots, 0.3 on; else one
  *		stock row per SKU, 0.1 and 0.2; inventory.location: per location,
- *		0.5 on; stock_slot.keep_units: slot guards, 0.6 on; the outbox's
- *		low-water mark inventory.outbox_low_water, 0.7 on) and how grants
+ *		0.5 on; stock_slot.keep_units: slot guards, 0.6 on) and how grants
  *		are kept (inventory.tenant_grant with a marker privilege, 0.4 on),
  *		connects to SPI, switches to the function owner and, when tenant is
  *		not NULL, authorises the caller for it (InventoryAuthorise).
@@ -228,7 +227,6 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 		call->storage = &InventoryLocatedStorage;
 	call->guarded = call->located &&
 		get_attnum(slots, "keep_units") != InvalidAttrNumber;
-	call->low_water = call->guarded && SchemaHas(nsp, "outbox_low_water");
 	InventorySlotGuards(call->guarded);
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
 	InventorySlotSpread(CallSpreadKey(fcinfo));

@@ -55,13 +55,32 @@ PG_FUNCTION_INFO_V1(inventory_advance_outbox_low_water);
 /*
  * The low-water mark (0.7): pg_locks.objsubid of the advisory locks the
  * outbox takes (values user code cannot take: pg_advisory_lock uses 1 and
- * 2).  EVENT_MARKER: a share lock per transaction writing events, on a
- * marker id drawn before its first event's id.  LOW_WATER: the exclusive
- * lock of whoever moves the mark (advance_outbox_low_water, briefly;
- * requeue_dead_letters, until it commits).
+ * 2).  EVENT_MARKER: a share lock per transaction writing events, on its
+ * marker, the last id drawn before its first event's id.  LOW_WATER: the
+ * exclusive lock of whoever moves the mark (advance_outbox_low_water,
+ * briefly; requeue_dead_letters and discard_dead_letters, until they
+ * commit).
  */
 #define INVENTORY_LOCK_EVENT_MARKER	20553
 #define INVENTORY_LOCK_LOW_WATER	20554
+
+/* The tag of the low-water lock of this database */
+static void
+LowWaterLockTag(LOCKTAG *tag)
+{
+	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
+}
+
+/*
+ * Whether the installed schema has the low-water mark (0.7 on); looked up
+ * by the outbox's functions only, not at every call
+ */
+static bool
+HasLowWater(void)
+{
+	return OidIsValid(get_relname_relid("outbox_low_water",
+										get_namespace_oid("inventory", false)));
+}
 
 /* the top transaction (MyProc->lxid) that holds its marker */
 static LocalTransactionId marker_lxid = InvalidLocalTransactionId;
@@ -412,7 +431,7 @@ inventory_relay_claim(PG_FUNCTION_ARGS)
 	values[1] = Int32GetDatum(batch);
 	values[2] = TimestampTzGetDatum(InventoryNow());
 	values[3] = IntervalPGetDatum(lease);
-	n = InventoryRun(call.low_water ? &claim_events_from_mark : &claim_events,
+	n = InventoryRun(HasLowWater() ? &claim_events_from_mark : &claim_events,
 					 values, NULL, SPI_OK_SELECT);
 	for (i = 0; i < n; i++)
 	{
@@ -536,15 +555,14 @@ DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 	InventoryCall call;
 	bool		isnull;
 	int32		n;
+	bool		low_water;
+	LOCKTAG		tag;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
-	if (call.low_water)
-	{
-		LOCKTAG		tag;
-
-		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
+	low_water = HasLowWater();
+	LowWaterLockTag(&tag);
+	if (low_water)
 		(void) LockAcquire(&tag, ExclusiveLock, false, false);
-	}
 	InventoryRun(stmt, values, nulls, SPI_OK_SELECT);
 	n = DatumGetInt32(InventoryResultDatum(0, 1, &isnull));
 	if (n > 0)
@@ -554,16 +572,13 @@ DeadLetters(FunctionCallInfo fcinfo, InventoryStatement *stmt, Datum *values,
 									 InventoryResultText(0, 2));
 		Datum		lowest = InventoryResultDatum(0, 4, &isnull);
 
-		if (call.low_water && !isnull)
+		if (low_water && !isnull)
 			InventoryRun(&low_water_lower, &lowest, NULL, SPI_OK_SELECT);
 		InventoryAudit(&call, action, NULL, audit, reason);
 	}
-	else if (call.low_water)
+	else if (low_water)
 	{
-		LOCKTAG		tag;
-
 		/* nothing changed: nothing for an advance to wait for */
-		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
 		LockRelease(&tag, ExclusiveLock, false);
 	}
 	InventoryEndCall(&call);
@@ -650,9 +665,11 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 
 /*
  * inventory_next_event_id
- *		_next_event_id() RETURNS bigint: the default of outbox.id (0.7)
+ *		_next_event_id(sequence regclass) RETURNS bigint: the default of
+ *		outbox.id (0.7), called with inventory.outbox_id_seq (a constant of
+ *		the default: no catalog lookup per row)
  *
- * The next value of inventory.outbox_id_seq.  At the first call of a top
+ * The next value of sequence.  At the first call of a top
  * transaction it first reads the last id drawn from the sequence (its
  * marker; 0 when none was) and takes a share lock on it
  * (INVENTORY_LOCK_EVENT_MARKER) that the top transaction holds until it
@@ -664,20 +681,12 @@ inventory_purge_published(PG_FUNCTION_ARGS)
  * commit (README "Long transactions and the outbox").  Runs as the
  * caller of the INSERT (the extension's owner inside its functions) and
  * needs USAGE or UPDATE on the sequence, as nextval does.
- * Errors: 42P01 when inventory.outbox_id_seq is missing; those of nextval.
+ * Errors: those of nextval.
  */
 Datum
 inventory_next_event_id(PG_FUNCTION_ARGS)
 {
-	Oid			nsp = get_namespace_oid("inventory", false);
-	Oid			seq = get_relname_relid("outbox_id_seq", nsp);
-
-	if (!OidIsValid(seq))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("sequence inventory.outbox_id_seq does not exist"),
-				 errdetail("inventory._next_event_id() draws the ids of inventory.outbox from it."),
-				 errhint("Reinstall the extension, or rename the sequence back.")));
+	Oid			seq = PG_GETARG_OID(0);
 
 	if (marker_lxid != MyProc->lxid)
 	{
@@ -756,18 +765,17 @@ inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 	Datum		arg;
 	bool		isnull;
 	bool		sequence_ok;
+	bool		locked;
 
 	InventoryBeginCall(fcinfo, &call, NULL);
+	LowWaterLockTag(&tag);
+	locked = LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL;
+	/* read once the lock is held: no requeue or discard runs */
 	InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
 	mark = InventoryResultInt64(0, 2);
-
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
-	if (LockAcquire(&tag, ExclusiveLock, false, true) != LOCKACQUIRE_NOT_AVAIL)
+	if (locked)
 	{
-		/* the head again, now that no requeue or discard runs */
-		InventoryRun(&low_water_head, NULL, NULL, SPI_OK_SELECT);
 		head = InventoryResultInt64(0, 1);
-		mark = InventoryResultInt64(0, 2);
 		sequence_ok = DatumGetBool(InventoryResultDatum(0, 3, &isnull)) && !isnull;
 		target = head + 1;
 		/* the id sequence went back (RESTART, setval): look from the start */

@@ -108,8 +108,6 @@ typedef struct InventoryCall
 	bool		located;		/* 0.5 on: stock per (sku, location) */
 	bool		guarded;		/* 0.6 on: slots carry keep_units and
 								 * level_watch (storage_slot.c) */
-	bool		low_water;		/* 0.7 on: the outbox's low-water mark
-								 * (outbox.c) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;

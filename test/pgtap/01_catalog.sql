@@ -240,9 +240,9 @@ SELECT has_function('inventory', 'is_event_type', ARRAY['text'], 'is_event_type(
 SELECT has_function('inventory', 'slot_keep_units', ARRAY['integer', 'bigint'], 'slot_keep_units(integer, bigint) exists (0.6)');
 SELECT has_function('inventory', 'slot_level_watch', ARRAY['integer', 'bigint', 'bigint', 'text'], 'slot_level_watch(integer, bigint, bigint, text) exists (0.6)');
 SELECT has_function('inventory', 'advance_outbox_low_water', ARRAY['boolean'], 'advance_outbox_low_water(boolean) exists (0.7)');
-SELECT has_function('inventory', '_next_event_id', ARRAY[]::name[], '_next_event_id() exists (0.7)');
+SELECT has_function('inventory', '_next_event_id', ARRAY['regclass'], '_next_event_id(regclass) exists (0.7)');
 SELECT has_sequence('inventory', 'outbox_low_water', 'inventory.outbox_low_water is a sequence (0.7)');
-SELECT col_default_is('inventory', 'outbox', 'id', 'inventory._next_event_id()', 'outbox.id defaults to inventory._next_event_id() (0.7)');
+SELECT col_default_is('inventory', 'outbox', 'id', 'inventory._next_event_id(''inventory.outbox_id_seq''::regclass)', 'outbox.id defaults to inventory._next_event_id(outbox_id_seq) (0.7)');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -477,7 +477,7 @@ $$, 'every 0.6 function exists, is SECURITY INVOKER, and PUBLIC cannot execute i
 SELECT is_empty($$
 	SELECT f FROM unnest(ARRAY[
 		'inventory.advance_outbox_low_water(boolean)',
-		'inventory._next_event_id()']) AS f
+		'inventory._next_event_id(regclass)']) AS f
 	 WHERE to_regprocedure(f) IS NULL
 		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
 		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))

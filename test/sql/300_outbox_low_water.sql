@@ -160,7 +160,7 @@ CREATE ROLE regress_t300;
 GRANT USAGE ON SCHEMA inventory TO regress_t300;
 SET ROLE regress_t300;
 SELECT inventory.advance_outbox_low_water();
-SELECT inventory._next_event_id();
+SELECT inventory._next_event_id('inventory.outbox_id_seq');
 SELECT last_value FROM inventory.outbox_low_water;
 RESET ROLE;
 

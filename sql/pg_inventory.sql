@@ -560,8 +560,9 @@ CREATE TABLE inventory.outbox (
 	dead_at		timestamptz,
 	claimed_until timestamptz,
 	claimed_by	text,
-	CONSTRAINT outbox_pkey PRIMARY KEY (id),
-	CONSTRAINT outbox_event_id_unique UNIQUE (event_id),
+	ring		smallint NOT NULL,
+	CONSTRAINT outbox_pkey PRIMARY KEY (id, ring),
+	CONSTRAINT outbox_event_id_unique UNIQUE (event_id, ring),
 	CONSTRAINT outbox_event_type_valid
 		CHECK (inventory.is_event_type(event_type)),
 	CONSTRAINT outbox_attempts_nonneg CHECK (attempts >= 0),
@@ -570,14 +571,14 @@ CREATE TABLE inventory.outbox (
 	CONSTRAINT outbox_dead_unpublished
 		CHECK (dead_at IS NULL OR published_at IS NULL),
 	CONSTRAINT outbox_claimed_by_length CHECK (char_length(claimed_by) <= 64)
-);
+) PARTITION BY LIST (ring);
 -- the relay's work queue: only unpublished, live events
 CREATE INDEX outbox_unpublished ON inventory.outbox (id)
 	WHERE published_at IS NULL AND dead_at IS NULL;
 CREATE INDEX outbox_reservation ON inventory.outbox (reservation_id, id)
 	WHERE reservation_id IS NOT NULL;
 COMMENT ON TABLE inventory.outbox IS
-	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay.';
+	'Transactional outbox: one event per change of stock or state, committed with the change and published at least once by a relay. 0.8: partitioned by ring into outbox_ring_0, outbox_ring_1 and outbox_ring_2, so that purge_published removes published events a ring at a time (TRUNCATE), never row by row.';
 COMMENT ON COLUMN inventory.outbox.id IS 'Commit-order-compatible sequence within one reservation; drawn by inventory._next_event_id(regclass) (0.7), which holds the writing transaction''s marker for the low-water mark.';
 COMMENT ON COLUMN inventory.outbox.event_id IS 'Unique event id; consumers deduplicate on it (AMQP message_id).';
 COMMENT ON COLUMN inventory.outbox.event_type IS 'reservation.reserved|confirmed|cancelled|expired|compensated|extended|amended, stock.restocked|adjusted|out_of_stock|back_in_stock|low (AMQP routing key).';
@@ -633,6 +634,38 @@ CREATE FUNCTION inventory.advance_outbox_low_water(from_start boolean DEFAULT fa
 	AS 'MODULE_PATHNAME', 'inventory_advance_outbox_low_water';
 COMMENT ON FUNCTION inventory.advance_outbox_low_water(boolean) IS
 	'Sets the outbox''s low-water mark (sequence inventory.outbox_low_water) to the lowest of: the first live unpublished event at or above the mark that does not wait behind a dead letter of its reservation, the lowest marker a running or prepared transaction holds (_next_event_id), and the last id drawn plus one; this can lower it. from_start: look from id 1 instead of from the mark (after outbox rows were changed by hand; the worker does it every 60th pass). Reads the latest committed data, whatever the isolation level. While another advance, a requeue_dead_letters or a discard_dead_letters holds the low-water lock (advisory, objsubid 20554), does nothing. Returns the mark. The expiry worker calls it every pass; without the worker, schedule it as often as you can. Errors: none of its own.';
+
+/* ---------------------------------------------------------------------
+ * The outbox's rings (0.8; README "Outbox retention: rings").  The outbox
+ * is partitioned by ring (0, 1, 2): new events go to the current ring
+ * (sequence inventory.outbox_ring); purge_published removes the published
+ * events of another ring by truncating its partition once all of them are
+ * older than the retention, after moving its unpublished events and dead
+ * letters into the current ring, and makes the next ring current once it
+ * is empty.  Published events thus leave whole, never by DELETE: no dead
+ * rows, whatever transaction is held open elsewhere (PgQ's rotating
+ * tables).
+ * ------------------------------------------------------------------- */
+CREATE SEQUENCE inventory.outbox_ring AS smallint MINVALUE 0 MAXVALUE 2 START 0 NO CYCLE;
+COMMENT ON SEQUENCE inventory.outbox_ring IS
+	'The outbox''s current ring (its last_value, 0 to 2): the partition new events go to (outbox.ring''s default). Moved on by purge_published only; never set it by hand. Not dumped by pg_dump: a restored database starts at ring 0 (any ring is safe to write to).';
+
+CREATE FUNCTION inventory._outbox_ring(sequence regclass)
+	RETURNS smallint
+	LANGUAGE C VOLATILE STRICT
+	AS 'MODULE_PATHNAME', 'inventory_outbox_ring';
+COMMENT ON FUNCTION inventory._outbox_ring(regclass) IS
+	'Default of outbox.ring (0.8), called with inventory.outbox_ring: the current ring, read once per transaction (every event of a transaction goes to the ring current at its first event). Any ring is safe to write to: purge_published truncates a ring only while it holds it exclusively, so never under a writer that has not committed, and moves its unpublished events first. Internal: runs as the extension''s owner inside the write functions. Errors: 42501 without SELECT or USAGE on the sequence.';
+ALTER TABLE inventory.outbox ALTER COLUMN ring
+	SET DEFAULT inventory._outbox_ring('inventory.outbox_ring'::regclass);
+COMMENT ON COLUMN inventory.outbox.ring IS 'The partition (ring 0, 1 or 2) that holds the event (0.8): the ring current when its transaction wrote its first event, or the current ring of the purge_published that moved it there. Set by its default; part of the primary key (id, ring), since a partitioned table''s keys include the partition key; the id alone is unique as before.';
+
+CREATE TABLE inventory.outbox_ring_0 PARTITION OF inventory.outbox FOR VALUES IN (0);
+CREATE TABLE inventory.outbox_ring_1 PARTITION OF inventory.outbox FOR VALUES IN (1);
+CREATE TABLE inventory.outbox_ring_2 PARTITION OF inventory.outbox FOR VALUES IN (2);
+COMMENT ON TABLE inventory.outbox_ring_0 IS 'Ring 0 of inventory.outbox (0.8): a partition, read and written through the outbox; purge_published truncates it when every event it holds is published more than the retention ago.';
+COMMENT ON TABLE inventory.outbox_ring_1 IS 'Ring 1 of inventory.outbox (0.8): a partition, read and written through the outbox; purge_published truncates it when every event it holds is published more than the retention ago.';
+COMMENT ON TABLE inventory.outbox_ring_2 IS 'Ring 2 of inventory.outbox (0.8): a partition, read and written through the outbox; purge_published truncates it when every event it holds is published more than the retention ago.';
 
 /* ---------------------------------------------------------------------
  * Metrics an operator (and the relay) reads.  Each figure comes from a
@@ -796,7 +829,9 @@ SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
 	'pg_catalog.makeaclitem(member, t.typowner, ''USAGE'', false)) '
 	'FROM pg_catalog.pg_type t '
 	'WHERE t.oid = ''inventory.tenant_grantee''::pg_catalog.regtype)');
-SELECT pg_catalog.pg_extension_config_dump('inventory.outbox', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_ring_0', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_ring_1', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_ring_2', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.outbox_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.location', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.allocation_policy', '');
@@ -999,7 +1034,7 @@ CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_purge_published';
 COMMENT ON FUNCTION inventory.purge_published(interval, integer) IS
-	'Retention: deletes at most max_rows (1 to 1000000) events published more than older_than ago, oldest first; never dead letters or unpublished events. The worker runs it with pg_inventory.outbox_retention. Returns how many. Errors: 22023.';
+	'Retention: removes the events published more than older_than ago, never dead letters or unpublished events. 0.8: a ring at a time (partitions outbox_ring_0 to outbox_ring_2): a ring other than the current one none of whose events was published within older_than is truncated, after its unpublished events and dead letters move into the current ring; the next ring becomes current once it is empty and the current ring holds an event published more than older_than / 2 ago. Published events thus stay between older_than and about twice that, and leave without leaving dead rows, whatever transaction is open elsewhere. A ring another transaction holds (a writer that has not committed, a reader of the outbox) is left for the next call: it never waits. max_rows (1 to 1000000) is checked but bounds nothing since 0.8. The worker runs it with pg_inventory.outbox_retention. Returns how many published events it removed. Errors: 22023; 25001 when called in a REPEATABLE READ or SERIALIZABLE transaction.';
 
 CREATE FUNCTION inventory.set_stock_slots(tenant text, sku text, slots integer)
 	RETURNS integer

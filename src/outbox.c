@@ -31,6 +31,7 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
 #include "utils/array.h"
@@ -51,6 +52,7 @@ PG_FUNCTION_INFO_V1(inventory_discard_dead_letters);
 PG_FUNCTION_INFO_V1(inventory_purge_published);
 PG_FUNCTION_INFO_V1(inventory_next_event_id);
 PG_FUNCTION_INFO_V1(inventory_advance_outbox_low_water);
+PG_FUNCTION_INFO_V1(inventory_outbox_ring);
 
 /*
  * The low-water mark (0.7): pg_locks.objsubid of the advisory locks the
@@ -640,27 +642,294 @@ inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The outbox's rings (0.8).  OUTBOX_RINGS partitions, outbox_ring_0 to
+ * outbox_ring_2, of which the sequence inventory.outbox_ring names the
+ * current one.
+ */
+#define OUTBOX_RINGS 3
+
+/* Whether the installed schema has the rings (0.8 on) */
+static bool
+HasRings(void)
+{
+	return OidIsValid(get_relname_relid("outbox_ring",
+										get_namespace_oid("inventory", false)));
+}
+
+/* the top transaction (MyProc->lxid) whose ring ring_value is */
+static LocalTransactionId ring_lxid = InvalidLocalTransactionId;
+static int16 ring_value = 0;
+
+/* the current ring */
+static InventoryStatement ring_current = {
+	"read the outbox's current ring",
+	"SELECT r.last_value::int4 FROM inventory.outbox_ring r",
+	0, {InvalidOid}
+};
+
+/*
+ * Of ring $1: whether it holds any event, and the latest and the earliest
+ * publication of its events (NULL: none published).  Each a probe of an
+ * index of the one partition (runtime pruning on $1).
+ */
+static InventoryStatement ring_state = {
+	"read an outbox ring's state",
+	"SELECT EXISTS (SELECT 1 FROM inventory.outbox o WHERE o.ring = $1), "
+	"(SELECT max(o.published_at) FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.published_at IS NOT NULL), "
+	"(SELECT min(o.published_at) FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.published_at IS NOT NULL)",
+	1, {INT2OID}, NULL, true
+};
+
+/* how many published events ring $1 holds */
+static InventoryStatement ring_published = {
+	"count an outbox ring's published events",
+	"SELECT count(*)::int8 FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.published_at IS NOT NULL",
+	1, {INT2OID}, NULL, true
+};
+
+/*
+ * moves the unpublished events of ring $1 (live ones and dead letters)
+ * into ring $2, as they are (the same ids, leases and attempts)
+ */
+static InventoryStatement ring_move = {
+	"move an outbox ring's unpublished events",
+	"UPDATE inventory.outbox o SET ring = $2 "
+	"WHERE o.ring = $1 AND o.published_at IS NULL",
+	2, {INT2OID, INT2OID}, NULL, true
+};
+
+/* makes ring $1 current */
+static InventoryStatement ring_set = {
+	"move the outbox's current ring",
+	"SELECT pg_catalog.setval('inventory.outbox_ring', $1, true)",
+	1, {INT8OID}
+};
+
+/* the partition of ring r (0.8); errors: XX000 when it is missing */
+static Oid
+RingPartition(int ring)
+{
+	char		name[NAMEDATALEN];
+	Oid			rel;
+
+	snprintf(name, sizeof(name), "outbox_ring_%d", ring);
+	rel = get_relname_relid(name, get_namespace_oid("inventory", false));
+	if (!OidIsValid(rel))
+		elog(ERROR, "pg_inventory: the outbox's partition inventory.%s is missing",
+			 name);
+	return rel;
+}
+
+/*
+ * TruncateRing
+ *		Empties ring (not the current one, cur): takes its partition
+ *		exclusively without waiting (a transaction that writes to it, or
+ *		reads the outbox, holds a lock on it: then returns -1, nothing
+ *		done), moves its unpublished events into ring cur and truncates it.
+ *		Returns how many published events it removed, counted just before
+ *		the partition was locked.
+ *
+ * Why nothing can be lost: a writer holds its lock on the partition from
+ * its insert to its commit, so once the lock is ours every event in the
+ * ring has committed or rolled back, and the move, which runs on a
+ * snapshot taken after the lock (READ COMMITTED: the caller checks),
+ * sees every committed one.
+ */
+static int64
+TruncateRing(int ring, int cur)
+{
+	Oid			rel = RingPartition(ring);
+	Datum		values[2];
+	int64		published;
+	char	   *sql;
+
+	values[0] = Int16GetDatum((int16) ring);
+	InventoryRun(&ring_published, values, NULL, SPI_OK_SELECT);
+	published = InventoryResultInt64(0, 1);
+	if (!ConditionalLockRelationOid(rel, AccessExclusiveLock))
+		return -1;
+	values[1] = Int16GetDatum((int16) cur);
+	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
+	sql = psprintf("TRUNCATE inventory.outbox_ring_%d", ring);
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "pg_inventory: could not truncate inventory.outbox_ring_%d",
+			 ring);
+	pfree(sql);
+	return published;
+}
+
+/*
+ * PurgeRings
+ *		purge_published on the rings (0.8): removes, by truncating its
+ *		partition, every ring but the current one that holds events none of
+ *		which was published after cutoff (its unpublished events and dead
+ *		letters move into the current ring first), then makes the next ring
+ *		current when it is empty and the current ring holds an event
+ *		published before half_cutoff; twice, so that a retention of 0 also
+ *		empties the ring that was current.  A ring another transaction holds
+ *		is left for the next call.  Returns how many published events it
+ *		removed.
+ */
+static int64
+PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
+{
+	int64		removed = 0;
+	int			cur;
+	int			round;
+
+	InventoryRun(&ring_current, NULL, NULL, SPI_OK_SELECT);
+	cur = (int) InventoryResultInt64(0, 1);
+	for (round = 0; round < 2; round++)
+	{
+		int			next = (cur + 1) % OUTBOX_RINGS;
+		int			k;
+		bool		isnull;
+		bool		next_empty = true;
+		Datum		first;
+		Datum		arg;
+
+		for (k = 1; k < OUTBOX_RINGS; k++)
+		{
+			int			ring = (cur + k) % OUTBOX_RINGS;
+			Datum		last;
+			bool		has_rows;
+			bool		none_published;
+			int64		n;
+
+			arg = Int16GetDatum((int16) ring);
+			InventoryRun(&ring_state, &arg, NULL, SPI_OK_SELECT);
+			has_rows = DatumGetBool(InventoryResultDatum(0, 1, &isnull));
+			last = InventoryResultDatum(0, 2, &none_published);
+			if (!has_rows)
+				continue;
+			/*
+			 * an event published within the retention keeps the ring; a
+			 * ring of unpublished events only is emptied only when it is
+			 * the next one, which must be empty to become current
+			 */
+			if ((!none_published && DatumGetTimestampTz(last) >= cutoff) ||
+				(none_published && ring != next))
+			{
+				if (ring == next)
+					next_empty = false;
+				continue;
+			}
+			n = TruncateRing(ring, cur);
+			if (n < 0)
+			{
+				if (ring == next)
+					next_empty = false;
+				continue;
+			}
+			removed += n;
+		}
+		if (!next_empty)
+			break;
+		arg = Int16GetDatum((int16) cur);
+		InventoryRun(&ring_state, &arg, NULL, SPI_OK_SELECT);
+		first = InventoryResultDatum(0, 3, &isnull);
+		if (isnull || DatumGetTimestampTz(first) >= half_cutoff)
+			break;
+		arg = Int64GetDatum((int64) next);
+		InventoryRun(&ring_set, &arg, NULL, SPI_OK_SELECT);
+		cur = next;
+	}
+	return removed;
+}
+
+/*
  * inventory_purge_published
  *		purge_published(older_than interval DEFAULT '7 days',
  *						max_rows integer DEFAULT 10000) RETURNS integer
  *
- * Retention: deletes at most max_rows (1 to 1000000) events published more
- * than older_than (at least 0, at most 10 years) ago, oldest first.  Dead
- * letters and unpublished events are never deleted.  The expiry worker
- * calls it with pg_inventory.outbox_retention.  Returns how many it
- * deleted.  Errors: 22023.
+ * Retention: removes events published more than older_than (at least 0,
+ * at most 10 years) ago.  Dead letters and unpublished events are never
+ * removed.  The expiry worker calls it with pg_inventory.outbox_retention.
+ * On a schema with the outbox's rings (0.8 on), published events leave a
+ * ring at a time (PurgeRings: truncated, never deleted row by row), once
+ * none of the ring's events was published within older_than; max_rows
+ * (1 to 1000000) is checked but bounds nothing, since a truncation costs
+ * the same whatever the ring holds; it must run at READ COMMITTED (a ring
+ * is emptied only after moving every unpublished event committed before
+ * its lock was taken, which an older snapshot would not see).  Before
+ * 0.8: deletes at most max_rows events, oldest first.  Returns how many it
+ * removed (at most 2147483647 counted).  Errors: 22023; 25001 (0.8 on)
+ * in a REPEATABLE READ or SERIALIZABLE transaction.
  */
 Datum
 inventory_purge_published(PG_FUNCTION_ARGS)
 {
 	Datum		values[3];
+	Interval   *older_than;
+	InventoryCall call;
+	int64		n;
 
 	values[0] = TimestampTzGetDatum(InventoryNow());
-	values[1] = IntervalPGetDatum(InventoryIntervalArg(fcinfo, 0, "older_than",
-													   "0", true, "10 years"));
+	older_than = InventoryIntervalArg(fcinfo, 0, "older_than", "0", true,
+									  "10 years");
+	values[1] = IntervalPGetDatum(older_than);
 	values[2] = Int32GetDatum(InventoryIntArg(fcinfo, 1, "max_rows", 1, 1000000));
-	PG_RETURN_INT32(RunPlan(fcinfo, &purge_events, values, NULL,
-							SPI_OK_DELETE));
+
+	InventoryBeginCall(fcinfo, &call, NULL);
+	if (HasRings())
+	{
+		Interval   *half;
+
+		if (IsolationUsesXactSnapshot())
+			ereport(ERROR,
+					(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+					 errmsg("purge_published must run at READ COMMITTED"),
+					 errdetail("It empties a ring of the outbox after moving the ring's unpublished events, which a transaction snapshot older than its lock on the ring would not all see."),
+					 errhint("Call it in a transaction of its own at the default isolation level, as the expiry worker does.")));
+		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
+													 IntervalPGetDatum(older_than),
+													 Float8GetDatum(2.0)));
+		n = PurgeRings(DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+															   values[0], values[1])),
+					   DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+															   values[0],
+															   IntervalPGetDatum(half))));
+	}
+	else
+		n = (int64) InventoryRun(&purge_events, values, NULL, SPI_OK_DELETE);
+	InventoryEndCall(&call);
+	PG_RETURN_INT32((int32) Min(n, (int64) PG_INT32_MAX));
+}
+
+/*
+ * inventory_outbox_ring
+ *		_outbox_ring(sequence regclass) RETURNS smallint: the default of
+ *		outbox.ring (0.8), called with inventory.outbox_ring
+ *
+ * The current ring (the sequence's last value; 0 when it was never set),
+ * read at the first event of a top transaction and kept for its later
+ * events: any ring is safe to write to, since purge_published empties a
+ * ring only when it holds the partition exclusively, after every writer
+ * of it ended, and moves its unpublished events first.  Runs as the
+ * caller of the INSERT (the extension's owner inside its functions) and
+ * needs SELECT or USAGE on the sequence.  Errors: 42501 without it.
+ */
+Datum
+inventory_outbox_ring(PG_FUNCTION_ARGS)
+{
+	if (ring_lxid != MyProc->lxid)
+	{
+		LOCAL_FCINFO(last, 1);
+		Datum		value;
+		int64		ring;
+
+		InitFunctionCallInfoData(*last, NULL, 1, InvalidOid, NULL, NULL);
+		last->args[0].value = PG_GETARG_DATUM(0);
+		last->args[0].isnull = false;
+		value = pg_sequence_last_value(last);
+		ring = last->isnull ? 0 : DatumGetInt64(value);
+		ring_value = (int16) ((ring >= 0 && ring < OUTBOX_RINGS) ? ring : 0);
+		ring_lxid = MyProc->lxid;
+	}
+	PG_RETURN_INT16(ring_value);
 }
 
 /*

@@ -27,7 +27,7 @@ LANGUAGE sql AS $$
 SELECT c.oid::regclass::text,
 	   has_table_privilege('regress_t135_operator', c.oid, 'SELECT')
   FROM pg_class c
- WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind IN ('r', 'v')
+ WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind IN ('r', 'p', 'v')
  ORDER BY 1
 $$;
 CREATE FUNCTION pg_temp.extension_initial() RETURNS TABLE (relation text)

@@ -76,7 +76,9 @@ SELECT count(*) AS b_events FROM inventory.outbox WHERE id = :b_id;
 SELECT inventory.relay_mark_published('relay-5', ARRAY(SELECT id FROM inventory.outbox WHERE published_at IS NULL)) >= 1 AS published;
 SET pg_inventory.frozen_now = '2026-04-02 11:01:00+00';
 SELECT inventory.purge_published('2 days') AS purged_none;
-SELECT inventory.purge_published('1 hour', 2) AS purged_two;
+-- 0.8: a whole ring at a time (README "Outbox retention: rings"); max_rows
+-- bounds nothing
+SELECT inventory.purge_published('1 hour', 2) AS purged_ring;
 SELECT inventory.purge_published('1 hour') AS purged_rest;
 SELECT count(*) AS events_left FROM inventory.outbox;
 SELECT * FROM inventory.check_invariants();

@@ -325,6 +325,8 @@ SELECT conrelid::regclass, conname, pg_get_constraintdef(oid)
   FROM pg_constraint
  WHERE conname IN ('reservation_state_valid', 'reservation_transition_state_valid',
                    'outbox_event_type_valid')
+   -- the outbox's partitions (0.8) inherit its constraints
+   AND conislocal
  ORDER BY 2;
 -- a superuser's INSERT of an unknown event type is refused (23514)
 INSERT INTO inventory.outbox (event_id, event_type, tenant, payload, created_at)

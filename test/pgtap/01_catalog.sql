@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(261);
+SELECT plan(268);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -243,6 +243,13 @@ SELECT has_function('inventory', 'advance_outbox_low_water', ARRAY['boolean'], '
 SELECT has_function('inventory', '_next_event_id', ARRAY['regclass'], '_next_event_id(regclass) exists (0.7)');
 SELECT has_sequence('inventory', 'outbox_low_water', 'inventory.outbox_low_water is a sequence (0.7)');
 SELECT col_default_is('inventory', 'outbox', 'id', 'inventory._next_event_id(''inventory.outbox_id_seq''::regclass)', 'outbox.id defaults to inventory._next_event_id(outbox_id_seq) (0.7)');
+-- 0.8: the outbox's rings
+SELECT is_partitioned('inventory', 'outbox', 'inventory.outbox is partitioned (0.8)');
+SELECT partitions_are('inventory', 'outbox', ARRAY['inventory.outbox_ring_0', 'inventory.outbox_ring_1', 'inventory.outbox_ring_2'], 'the outbox''s partitions are its three rings (0.8)');
+SELECT has_function('inventory', '_outbox_ring', ARRAY['regclass'], '_outbox_ring(regclass) exists (0.8)');
+SELECT has_sequence('inventory', 'outbox_ring', 'inventory.outbox_ring is a sequence (0.8)');
+SELECT col_default_is('inventory', 'outbox', 'ring', 'inventory._outbox_ring(''inventory.outbox_ring''::regclass)', 'outbox.ring defaults to inventory._outbox_ring(outbox_ring) (0.8)');
+SELECT col_is_pk('inventory', 'outbox', ARRAY['id', 'ring'], 'the outbox''s primary key is (id, ring) (0.8)');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -401,9 +408,11 @@ SELECT is_empty($$
 	 WHERE c.relnamespace = 'inventory'::regnamespace
 	   AND c.relkind IN ('r', 'v', 'm', 'p', 'f', 'c')
 	   AND c.relname !~ '^_'
+	   -- a partition's columns are its table's (outbox_ring_0..2, 0.8)
+	   AND NOT c.relispartition
 	   AND a.attnum > 0 AND NOT a.attisdropped
 	   AND col_description(c.oid, a.attnum) IS NULL
-$$, 'every column of the tables, views and composite types of schema inventory has a comment');
+$$, 'every column of the tables (but partitions), views and composite types of schema inventory has a comment');
 SELECT is_empty($$
 	SELECT p.oid::regprocedure::text
 	  FROM pg_catalog.pg_proc p
@@ -477,7 +486,7 @@ $$, 'every 0.6 function exists, is SECURITY INVOKER, and PUBLIC cannot execute i
 SELECT is_empty($$
 	SELECT f FROM unnest(ARRAY[
 		'inventory.advance_outbox_low_water(boolean)',
-		'inventory._next_event_id(regclass)']) AS f
+		'inventory._next_event_id(regclass)', 'inventory._outbox_ring(regclass)']) AS f
 	 WHERE to_regprocedure(f) IS NULL
 		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
 		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
@@ -543,8 +552,8 @@ SELECT results_eq($$
 	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
 	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s WHERE s LIKE 'search\_path=%')
 	 ORDER BY 1
-$$, $$ VALUES ('_next_event_id', 'v', true), ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
-	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6) and the default of outbox.id, _next_event_id (0.7): they run no SQL, and a SET clause would cost every row written a save and restore of the setting');
+$$, $$ VALUES ('_next_event_id', 'v', true), ('_outbox_ring', 'v', true), ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
+	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6) and the defaults of outbox.id, _next_event_id (0.7), and of outbox.ring, _outbox_ring (0.8): they run no SQL, and a SET clause would cost every row written a save and restore of the setting');
 
 /* ------------------------------------------------------------------
  * Named constraints (a violation message reads as the rule)
@@ -637,13 +646,18 @@ SELECT is_empty($$
 		ON d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid
 	   AND d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
 	  JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_inventory'
-	 WHERE c.relkind IN ('r', 'p', 'S')
+	 WHERE c.relkind IN ('r', 'S')
 	   AND c.oid <> ALL (coalesce(e.extconfig, '{}'))
 	   -- the low-water mark (0.7) is not data: pg_dump would read it after
 	   -- its snapshot of the outbox, maybe past an event the snapshot sees
-	   -- unpublished; restored at its start (1), it is safe
-	   AND c.oid <> 'inventory.outbox_low_water'::regclass
-$$, 'every table and sequence of pg_inventory but outbox_low_water is registered with pg_extension_config_dump');
+	   -- unpublished; restored at its start (1), it is safe; nor is the
+	   -- outbox's current ring (0.8): any ring is safe to write to
+	   AND c.oid NOT IN ('inventory.outbox_low_water'::regclass, 'inventory.outbox_ring'::regclass)
+$$, 'every table and sequence of pg_inventory but outbox_low_water and outbox_ring is registered with pg_extension_config_dump (a partitioned table, which holds no rows, through its partitions)');
+SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
+					   WHERE e.extname = 'pg_inventory'
+						 AND 'inventory.outbox_ring'::regclass = ANY (coalesce(e.extconfig, '{}'))),
+	'the current ring is not dumped: a restored database starts at ring 0 (0.8)');
 SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
 					   WHERE e.extname = 'pg_inventory'
 						 AND 'inventory.outbox_low_water'::regclass = ANY (coalesce(e.extconfig, '{}'))),
@@ -652,7 +666,8 @@ SELECT is_empty($$
 	SELECT want.rel
 	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),
 				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
-				   ('inventory.tenant_grant'), ('inventory.outbox'),
+				   ('inventory.tenant_grant'), ('inventory.outbox_ring_0'),
+				   ('inventory.outbox_ring_1'), ('inventory.outbox_ring_2'),
 				   ('inventory.location'), ('inventory.allocation_policy'),
 				   ('inventory.stock_location'), ('inventory.reservation_archive'),
 				   ('inventory.purged_confirmed'), ('inventory.stock_ledger_archive'),
@@ -702,6 +717,7 @@ SELECT results_eq($$
 	 WHERE c.connamespace = 'inventory'::regnamespace
 	   AND c.conname IN ('reservation_state_valid', 'reservation_transition_state_valid',
 						 'outbox_event_type_valid')
+	   AND c.conislocal
 	 ORDER BY 2
 $$, $$ VALUES
 	('inventory.outbox', 'outbox_event_type_valid', 'CHECK (inventory.is_event_type(event_type))'),

@@ -24,7 +24,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 SRC=${DR_SRC:-dump_src}
 DST=${DR_DST:-dump_dst}
 ROLE=dump_restore_app
-PLAN=28
+PLAN=29
 WORK=$(mktemp -d /tmp/pg_inventory_dump.XXXXXX)
 
 # plan, ok, not_ok, check DESCRIPTION EXPECTED GOT, q DB SQL, tap_done
@@ -65,7 +65,14 @@ SELECT status FROM inventory.reserve('dr-c', 'old-order', 'C', 1);
 SELECT status FROM inventory.confirm('dr-c', 'old-order');
 SELECT inventory.relay_mark_published('dr', ARRAY(SELECT id FROM inventory.relay_claim('dr', 100)));
 SELECT inventory.relay_mark_published('dr', ARRAY(SELECT id FROM inventory.relay_claim('dr', 100)));
+-- the outbox's rings (0.8): each gets events; the current ring moves on
+-- at 2025-12-06 (to 1) and at 2026-01-01 (to 2), removing nothing
+SET pg_inventory.frozen_now = '2025-12-06 00:00:00+00';
+SELECT inventory.purge_published('8 days');
+SELECT inventory.restock('dr-c', 'rcpt-mid', 'C', 1);
+SELECT inventory.relay_mark_published('dr', ARRAY(SELECT id FROM inventory.relay_claim('dr', 100)));
 SET pg_inventory.frozen_now = '2026-01-01 00:00:00+00';
+SELECT inventory.purge_published('40 days');
 SELECT inventory.restock('dr-a', 'rcpt-1', 'A', 10, 'first delivery');
 SELECT inventory.restock('dr-a', 'rcpt-2', 'B', 5);
 SELECT inventory.restock('dr-b', 'rcpt-1', 'A', 3);
@@ -91,17 +98,18 @@ SELECT inventory.purge_history('1 day', 100, archive => true);
 SELECT inventory.archive_ledger('1 day', 100);
 ")
 check "workload in $SRC: every call returns what the contract says" \
-	"$(printf '%s\n' t t 5 reserved confirmed 2 1 10 5 3 4 t t 4 t reserved reserved insufficient \
-		reserved reserved confirmed cancelled confirmed compensated reserved reserved 1 1)" "$out"
+	"$(printf '%s\n' t t 5 reserved confirmed 2 1 0 5 1 0 10 5 3 4 t t 4 t reserved reserved insufficient \
+		reserved reserved confirmed cancelled confirmed compensated reserved reserved 1 2)" "$out"
 
 # snapshot DB: per table "name rows md5-of-ordered-rows", per sequence
 # "name last_value is_called", in name order; but the outbox's low-water
-# mark (0.7), which is not data and not dumped (checked on its own below)
+# mark (0.7) and current ring (0.8), which are not data and not dumped
+# (checked on their own below)
 snapshot() {
 	local rel kind
 	q "$1" "SELECT c.relname || ' ' || c.relkind::text FROM pg_class c
 		WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind IN ('r', 'S')
-		  AND c.relname <> 'outbox_low_water'
+		  AND c.relname NOT IN ('outbox_low_water', 'outbox_ring')
 		ORDER BY c.relname" |
 		while read -r rel kind; do
 			if [ "$kind" == "S" ]; then
@@ -149,6 +157,9 @@ check "every table's rows and every sequence's position are the same after the r
 # an event the snapshot sees unpublished: restored at its start, it is safe
 check "the outbox's low-water mark is not dumped: restored at its start (0.7)" \
 	"1 false" "$(q "$DST" "SELECT last_value || ' ' || is_called FROM inventory.outbox_low_water")"
+# any ring is safe to write to: the restored database starts at ring 0
+check "the outbox's current ring is not dumped: restored at ring 0 (0.8)" \
+	"2 true / 0 false" "$(q "$SRC" "SELECT last_value || ' ' || is_called FROM inventory.outbox_ring") / $(q "$DST" "SELECT last_value || ' ' || is_called FROM inventory.outbox_ring")"
 
 # the rows themselves, in full text, table by table
 diffs=""

@@ -111,6 +111,7 @@ if [ "${BENCH_QUICK:-0}" = 1 ]; then
 	STEADY_SECS=${BENCH_STEADY_SECONDS:-8}
 	HOLD_SECS=${BENCH_HOLD_SECONDS:-20}
 	HOLD_RATE=${BENCH_HOLD_RATE:-500}
+	HOLD_RETENTION=${BENCH_HOLD_RETENTION:-4}
 else
 	MODE="full"
 	ROUNDS=${BENCH_ROUNDS:-3}
@@ -120,6 +121,7 @@ else
 	STEADY_SECS=${BENCH_STEADY_SECONDS:-20}
 	HOLD_SECS=${BENCH_HOLD_SECONDS:-60}
 	HOLD_RATE=${BENCH_HOLD_RATE:-500}
+	HOLD_RETENTION=${BENCH_HOLD_RETENTION:-10}
 fi
 ONLY=${BENCH_ONLY:-}
 case $ONLY in
@@ -746,8 +748,10 @@ mem_peak() {
 # relay_bg LOG ARGS...: one relay in the background against bench_relay;
 # RELAY_PID.  Beside it, what the expiry worker does for the outbox of its
 # database every pass (1 s by default): advance_outbox_low_water (0.7), so
-# that claims start at the low-water mark; the worker of this server serves
-# database bench (flash sale), not bench_relay.  ADVANCER_PID.
+# that claims start at the low-water mark, and, when PURGE_RETENTION is set
+# (seconds), purge_published with that retention (0.8: a ring at a time);
+# the worker of this server serves database bench (flash sale), not
+# bench_relay.  ADVANCER_PID.
 relay_bg() {
 	local logf=$1
 	shift
@@ -757,11 +761,22 @@ relay_bg() {
 	(
 		while [ -d "$WORK" ]; do
 			psql -X -q -d bench_relay -c 'SELECT inventory.advance_outbox_low_water()' >/dev/null 2>&1 || true
+			if [ -n "${PURGE_RETENTION:-}" ]; then
+				# the lag of the events published lately, kept before the
+				# purge can remove them (it keeps PURGE_RETENTION s)
+				psql -X -q -d bench_relay -c "$LAG_SAMPLE AND published_at >= now() - interval '$PURGE_RETENTION seconds'" \
+					-c "SELECT inventory.purge_published(interval '$PURGE_RETENTION seconds')" \
+					>/dev/null 2>&1 || true
+			fi
 			sleep 1
 		done
 	) &
 	ADVANCER_PID=$!
 }
+# the relay's lag (ms) of published events, kept in public.bench_lag by id
+# (held_run: the purge removes published events during the run)
+LAG_SAMPLE="INSERT INTO public.bench_lag SELECT id, extract(epoch FROM published_at - created_at) * 1000
+	FROM inventory.outbox WHERE published_at IS NOT NULL ON CONFLICT (id) DO NOTHING"
 # relay_stop: stops the relay of relay_bg (SIGTERM: it finishes its batch) and its advancer
 relay_stop() {
 	kill -TERM "$RELAY_PID" 2>/dev/null || true
@@ -830,7 +845,8 @@ SQL
 # published events purged (purge_published) and VACUUMed.  Appends to
 # $WORK/held.tsv: name hold tps probe-p50-first-third probe-p99-first-third
 # probe-p50-last-third probe-p99-last-third outbox-MiB-after dead-tuples
-# events-left producer-latency-ms relay-lag-p50-ms relay-lag-p99-ms.
+# events-left producer-latency-ms relay-lag-p50-ms relay-lag-p99-ms
+# events-in-the-outbox-at-the-end events-written-during-the-run.
 held_run() {
 	local name=$1 hold=$2 rc=0 out probe i left holder_pid=""
 	rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
@@ -855,7 +871,10 @@ held_run() {
 	fi
 	local mark
 	mark=$(val -d bench_relay -c 'SELECT coalesce(max(id), 0) FROM inventory.outbox')
-	relay_bg "$WORK/relay.held.$name.log" --name "bench-held-$name"
+	sql -d bench_relay -c 'CREATE TABLE IF NOT EXISTS public.bench_lag (id bigint PRIMARY KEY, ms float8)' \
+		-c 'TRUNCATE public.bench_lag'
+	# the worker's purge beside the relay, with a retention of HOLD_RETENTION s
+	PURGE_RETENTION=$HOLD_RETENTION relay_bg "$WORK/relay.held.$name.log" --name "bench-held-$name"
 	probe=$WORK/probe.$name
 	pgbench -n -M extended -d bench_relay -U postgres -c 1 -R 5 -T "$HOLD_SECS" -l --log-prefix="$probe" \
 		-f "$SCRIPTS/claim_probe.sql" >"$WORK/probeout.$name" 2>&1 &
@@ -867,9 +886,15 @@ held_run() {
 	wait "$probe_pid" || rc=$?
 	# measured while the snapshot is still held: the outbox's size and the
 	# dead rows nothing could clean up
-	local size dead
-	size=$(val -d bench_relay -c "SELECT round(pg_total_relation_size('inventory.outbox') / 1048576.0, 1)")
-	dead=$(val -d bench_relay -c "SELECT n_dead_tup FROM pg_stat_user_tables WHERE relid = 'inventory.outbox'::regclass")
+	# (0.8: the outbox is partitioned; its partitions' sizes and dead rows,
+	# and the events it still holds against those the run wrote)
+	local size dead rows made
+	size=$(val -d bench_relay -c "SELECT round(sum(pg_total_relation_size(t.relid)) / 1048576.0, 1)
+		FROM pg_partition_tree('inventory.outbox') t")
+	dead=$(val -d bench_relay -c "SELECT coalesce(sum(s.n_dead_tup), 0) FROM pg_stat_user_tables s
+		WHERE s.relid IN (SELECT t.relid FROM pg_partition_tree('inventory.outbox') t)")
+	rows=$(val -d bench_relay -c "SELECT count(*) FROM inventory.outbox")
+	made=$(val -d bench_relay -c "SELECT last_value - $mark FROM inventory.outbox_id_seq")
 	[ -n "$holder_pid" ] && {
 		sql -d bench_relay -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_hold'" >/dev/null
 		wait "$holder_pid" 2>/dev/null || true
@@ -883,21 +908,23 @@ held_run() {
 	wait "$RELAY_PID" || log "relay held.$name exited with $? ($(tail -n 2 "$WORK/relay.held.$name.log" | tr '\n' ' '))"
 	[ "$rc" = 0 ] || { tail -n 20 "$out" "$WORK/probeout.$name"; die "pgbench held.$name"; }
 	local tps plat lag
-	# the relay's lag over the run's events (published_at - created_at)
+	# the relay's lag over the run's events (published_at - created_at),
+	# sampled during the run and now for those still in the outbox
+	sql -d bench_relay -c "$LAG_SAMPLE"
 	lag=$(val -d bench_relay -F ' ' -c "SELECT coalesce(round(percentile_cont(0.5) WITHIN GROUP (ORDER BY ms)::numeric, 1)::text, 'n/a'),
 			coalesce(round(percentile_cont(0.99) WITHIN GROUP (ORDER BY ms)::numeric, 1)::text, 'n/a')
-		  FROM (SELECT extract(epoch FROM published_at - created_at) * 1000 AS ms
-				  FROM inventory.outbox WHERE id > $mark AND published_at IS NOT NULL) e")
+		  FROM public.bench_lag WHERE id > $mark")
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$out" | awk '{ printf "%.1f", $1 }')
 	plat=$(sed -n 's/^latency average = \([0-9.]*\) ms/\1/p' "$out")
 	# pgbench -l lines with --rate: client transaction latency-us script
 	# epoch-s epoch-us schedule-lag-us; the latency counts from the
 	# scheduled start, so the claim's own time is latency - lag
 	cat "$probe".* 2>/dev/null | awk -v name="$name" -v hold="$hold" -v tps="$tps" \
-		-v size="$size" -v dead="$dead" -v left="$left" -v plat="${plat:-n/a}" -v lag="${lag:-n/a n/a}" '
+		-v size="$size" -v dead="$dead" -v left="$left" -v plat="${plat:-n/a}" -v lag="${lag:-n/a n/a}" \
+		-v rows="${rows:-n/a}" -v made="${made:-n/a}" '
 		{ t[NR] = $5 + $6 / 1e6; l[NR] = ($3 - $7) / 1000 }
 		END {
-			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat, lag; exit }
+			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat, lag, rows, made; exit }
 			t0 = t[1]; t1 = t[1]
 			for (i = 1; i <= NR; i++) { if (t[i] < t0) t0 = t[i]; if (t[i] > t1) t1 = t[i] }
 			third = (t1 - t0) / 3
@@ -905,8 +932,8 @@ held_run() {
 				if (t[i] <= t0 + third) a[++na] = l[i]
 				else if (t[i] >= t1 - third) b[++nb] = l[i]
 			}
-			printf "%s %s %s %s %s %s %s %s %s %s %s %s\n", name, hold, tps,
-				pct(a, na, 0.5), pct(a, na, 0.99), pct(b, nb, 0.5), pct(b, nb, 0.99), size, dead, left, plat, lag
+			printf "%s %s %s %s %s %s %s %s %s %s %s %s %s %s\n", name, hold, tps,
+				pct(a, na, 0.5), pct(a, na, 0.99), pct(b, nb, 0.5), pct(b, nb, 0.99), size, dead, left, plat, lag, rows, made
 		}
 		function pct(v, n, p,   i, j, x, k) {
 			if (n == 0) return "n/a"
@@ -915,7 +942,7 @@ held_run() {
 			return sprintf("%.2f", v[k])
 		}' >>"$WORK/held.tsv"
 	rm -f "$probe".*
-	log "held $name (snapshot held: $hold): $(tail -n 1 "$WORK/held.tsv") (name hold tps claim-p50/p99 ms first third, last third, outbox MiB, dead rows, events left, producer latency ms, relay lag p50 p99 ms)"
+	log "held $name (snapshot held: $hold): $(tail -n 1 "$WORK/held.tsv") (name hold tps claim-p50/p99 ms first third, last third, outbox MiB, dead rows, events left, producer latency ms, relay lag p50 p99 ms, events in the outbox at the end, events written)"
 }
 
 RELAY_NOTE=""
@@ -1234,7 +1261,7 @@ HF_LAG99=$(held_med 0 13); HH_LAG99=$(held_med 1 13)
 R_HELD=$(ratio "$HH_TPS" "$HF_TPS")
 R_CLAIM=$(ratio "$HH_P50B" "$HF_P50B")
 R_LAG=$(ratio "$HH_LAG99" "$HF_LAG99")
-HELD_ROWS=$(if [ -s "$WORK/held.tsv" ]; then awk '{ printf "| %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s |\n", $1, ($2 == 1 ? "held" : "none"), $3, $11, $4, $5, $6, $7, $12, $13, $8, $9, $10 }' "$WORK/held.tsv"; fi)
+HELD_ROWS=$(if [ -s "$WORK/held.tsv" ]; then awk '{ printf "| %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s / %s | %s |\n", $1, ($2 == 1 ? "held" : "none"), $3, $11, $4, $5, $6, $7, $12, $13, $8, $9, $14, $15, $10 }' "$WORK/held.tsv"; fi)
 if [ "$HF_TPS" = n/a ] || [ "$HH_TPS" = n/a ]; then
 	HELD_TPS_VERDICT="not measured"
 	HELD_TPS_WHY="not measured: ${RELAY_NOTE:-the relay part did not run}"
@@ -1259,7 +1286,23 @@ else
 		HELD_CLAIM_WHY="$HELD_FAILED while the snapshot was held. Every claim and mark rewrites an outbox row, and the held snapshot keeps every old version and its index entries (VACUUM may not remove what the snapshot can still see); claims start at the low-water mark (0.7), above them, but what holds the mark (an open writer, a retrying event) and the marks' own index probes still meet them; on a shared 2-core machine one round is noisy: see the table"
 	fi
 fi
-HELD_SIZE_WHY="purge_published removes published events row by row (DELETE): VACUUM gives back only the empty pages at the table's end, its indexes keep their largest size (VACUUM makes their space reusable, not smaller), and under a held snapshot the deleted rows stay as dead rows (${HH_DEAD} at the end of a held run against ${HF_DEAD} without). The goal asks published events to leave by dropping or truncating whole partitions (PgQ's rotating tables, pgmq's partitioned archive): not built yet"
+# the outbox's size (0.8: rings): the events it holds at the end of a held
+# run against what the retention allows (3 x HOLD_RETENTION s of the run's
+# rate: published events stay between one and about two retentions, and
+# the current ring fills meanwhile), and its size against the free run's
+HF_ROWS=$(held_med 0 14); HH_ROWS=$(held_med 1 14); HH_MADE=$(held_med 1 15)
+HH_BOUND=$(awk -v m="$HH_MADE" -v s="$HOLD_SECS" -v r="$HOLD_RETENTION" 'BEGIN { if (m == "" || m == "n/a") print "n/a"; else printf "%.0f", 3 * r * m / s }')
+R_MIB=$(ratio "$HH_MIB" "$HF_MIB")
+if [ "$HH_ROWS" = n/a ] || [ "$HH_BOUND" = n/a ] || [ "$R_MIB" = n/a ]; then
+	HELD_SIZE_VERDICT="not measured"
+	HELD_SIZE_WHY="not measured: ${RELAY_NOTE:-the relay part did not run}"
+elif ge "$HH_BOUND" "$HH_ROWS" && ge 1.5 "$R_MIB"; then
+	HELD_SIZE_VERDICT="**MET**"
+	HELD_SIZE_WHY="published events leave a ring at a time (0.8): purge_published, run every second with a retention of ${HOLD_RETENTION} s, truncates a ring once all its events were published more than the retention ago, so the outbox holds a few retentions' worth of events ($HH_ROWS at the end of a held run, within the bound of $HH_BOUND; $HH_MADE written during it) whatever the history, and the held snapshot leaves no dead rows behind in what was truncated (${HH_DEAD} dead rows at the end of a held run against ${HF_DEAD} without: the claims' and marks' row versions in the rings still in use)"
+else
+	HELD_SIZE_VERDICT="**NOT MET**"
+	HELD_SIZE_WHY="the outbox held $HH_ROWS events at the end of a held run (bound: $HH_BOUND, 3 retentions of ${HOLD_RETENTION} s at the run's rate) and ${R_MIB}x the free run's size: a ring could not be truncated while some transaction held it (a writer not yet committed, a reader of the outbox), or the held snapshot's dead row versions in the rings still in use (${HH_DEAD} against ${HF_DEAD}) weigh more than the retention's events"
+fi
 
 # chart data: clients and the medians per competitor
 for scen in uniform hot; do
@@ -1639,26 +1682,29 @@ relay polls by default and \`--listen\` stays an option.
 |---|---|---|---|
 | producer throughput with a snapshot held open ${HOLD_SECS} s >= 0.8x the same run without | $HH_TPS / $HF_TPS tps = **${R_HELD}x** at a target of $HOLD_RATE/s (medians of $ROUNDS round(s)); producer latency (pgbench's average, which counts the wait for a late schedule) $HH_LAT ms held, $HF_LAT ms free | $HELD_TPS_VERDICT | $HELD_TPS_WHY |
 | the relay's claim latency stays flat | claim probe median in the last third: **$HH_P50B ms** held against $HF_P50B ms free = **${R_CLAIM}x** (p99 last third: $HH_P99B against $HF_P99B ms; first third held: p99 $HH_P99A ms); the relay's lag p99: **$HH_LAG99 ms** held against $HF_LAG99 ms free = **${R_LAG}x**; flat counts as both at most 2x the free run's | $HELD_CLAIM_VERDICT | $HELD_CLAIM_WHY |
-| the outbox's size bounded by the retention window; published events leave by whole partitions, never row by row | outbox $HH_MIB MiB at the end of a held run, $HF_MIB MiB without (each run starts from a purged, VACUUMed outbox) | **NOT MET** | $HELD_SIZE_WHY |
+| the outbox's size bounded by the retention window; published events leave by whole partitions, never row by row | outbox $HH_MIB MiB at the end of a held run, $HF_MIB MiB without = **${R_MIB}x** (each run starts from a purged, VACUUMed outbox); events in it at the end: **$HH_ROWS** held (bound $HH_BOUND), $HF_ROWS free; retention ${HOLD_RETENTION} s (\`BENCH_HOLD_RETENTION\`), purge_published every second | $HELD_SIZE_VERDICT | $HELD_SIZE_WHY |
 
 Each run: producers reserve at a steady $HOLD_RATE reservations/s (uniform
 reserve as \`bench_app\`, 8 clients, \`pgbench --rate=$HOLD_RATE -T
 $HOLD_SECS\`: a rate the relay keeps up with here, so that every run
 starts and ends with nothing unpublished) in database bench_relay while one relay
 publishes in the default poll mode (with the worker's
-\`advance_outbox_low_water()\` every second beside it, 0.7) and a probe
+\`advance_outbox_low_water()\` every second beside it, 0.7, and its
+\`purge_published\` with a retention of $HOLD_RETENTION s, 0.8) and a probe
 (\`test/bench/scripts/claim_probe.sql\`, 5 per second) claims at most one
 event and gives it back, so that pgbench's per-transaction log times what
 one claim costs as the run goes on. A held run has one more session that
 opened a \`REPEATABLE READ\` transaction and read a table before the
 producers started, and keeps it open until they stop; runs with and
-without alternate over the rounds. Outbox size and dead rows
-(\`pg_stat_user_tables.n_dead_tup\`) are read at the end, before the
-snapshot is let go; the relay's lag (\`published_at - created_at\`) over
-the run's events after the relay has published them all.
+without alternate over the rounds. Outbox size, events and dead rows
+(\`pg_stat_user_tables.n_dead_tup\`, summed over the rings) are read at
+the end, before the snapshot is let go; the relay's lag
+(\`published_at - created_at\`) over the run's events, sampled every
+second before the purge and once more after the relay has published them
+all.
 
-| run | snapshot | producer tps | producer latency ms (average) | claim p50 / p99 ms, first third | claim p50 / p99 ms, last third | relay lag p50 / p99 ms | outbox MiB | dead rows | events left unpublished |
-|---|---|---:|---:|---:|---:|---:|---:|---:|---:|
+| run | snapshot | producer tps | producer latency ms (average) | claim p50 / p99 ms, first third | claim p50 / p99 ms, last third | relay lag p50 / p99 ms | outbox MiB | dead rows | events in the outbox at the end / written | events left unpublished |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 $HELD_ROWS
 
 ## Work check

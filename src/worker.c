@@ -1909,6 +1909,14 @@ InventoryWorkerMain(Datum main_arg)
 	before_shmem_exit(WorkerDetach, (Datum) 0);
 
 	BackgroundWorkerInitializeConnectionByOid(dboid, InvalidOid, 0);
+	/*
+	 * every pass at READ COMMITTED, whatever the database's or the server's
+	 * default_transaction_isolation says: purge_published (0.8) refuses an
+	 * older snapshot (25001), and each statement of a pass should see what
+	 * committed before it
+	 */
+	SetConfigOption("default_transaction_isolation", "read committed",
+					PGC_SUSET, PGC_S_OVERRIDE);
 	pgstat_report_appname(INVENTORY_WORKER_NAME);
 	prev_emit_log_hook = emit_log_hook;
 	emit_log_hook = WorkerEmitLog;

@@ -65,6 +65,13 @@ PG_FUNCTION_INFO_V1(inventory_outbox_ring);
  */
 #define INVENTORY_LOCK_EVENT_MARKER	20553
 #define INVENTORY_LOCK_LOW_WATER	20554
+/*
+ * The rings (0.8): the exclusive lock of a purge_published that empties
+ * rings, taken without waiting and held to its transaction's end: one
+ * purge at a time (two could each hold one ring exclusively and wait for
+ * the other's to run their statements, which lock every ring)
+ */
+#define INVENTORY_LOCK_RING_PURGE	20555
 
 /* The tag of the low-water lock of this database */
 static void
@@ -770,8 +777,9 @@ TruncateRing(int ring, int cur)
  *		current when it is empty and the current ring holds an event
  *		published before half_cutoff; twice, so that a retention of 0 also
  *		empties the ring that was current.  A ring another transaction holds
- *		is left for the next call.  Returns how many published events it
- *		removed.
+ *		is left for the next call; while another purge holds the ring-purge
+ *		lock (advisory, objsubid 20555, to its transaction's end), it does
+ *		nothing.  Returns how many published events it removed.
  */
 static int64
 PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
@@ -779,7 +787,11 @@ PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
 	int64		removed = 0;
 	int			cur;
 	int			round;
+	LOCKTAG		tag;
 
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_RING_PURGE);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return 0;
 	InventoryRun(&ring_current, NULL, NULL, SPI_OK_SELECT);
 	cur = (int) InventoryResultInt64(0, 1);
 	for (round = 0; round < 2; round++)

@@ -698,9 +698,11 @@ SELECT
 		AND (o.reservation_id IS NULL OR NOT EXISTS (SELECT 1 FROM inventory.outbox p
 			  WHERE p.reservation_id = o.reservation_id
 				AND (p.reservation_id, p.id) < (o.reservation_id, o.id)
-				AND p.dead_at IS NOT NULL))) AS below_low_water;
+				AND p.dead_at IS NOT NULL))) AS below_low_water,
+	(SELECT min(o.published_at) FROM inventory.outbox o
+	  WHERE o.published_at IS NOT NULL) AS oldest_published_at;
 COMMENT ON VIEW inventory.outbox_metrics IS
-	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7), and the live events below the mark a relay could publish but does not see (below_low_water, 0.7).';
+	'Relay health: live unpublished events, those retrying, dead letters, events published in the last minute, and the age of the oldest unpublished event (lag_seconds), looked for from the low-water mark on (0.7), the live events below the mark a relay could publish but does not see (below_low_water, 0.7), and when the oldest published event still kept was published (oldest_published_at, 0.8).';
 COMMENT ON COLUMN inventory.outbox_metrics.unpublished IS 'Live events not yet published.';
 COMMENT ON COLUMN inventory.outbox_metrics.retrying IS 'Live unpublished events with at least one failed attempt.';
 COMMENT ON COLUMN inventory.outbox_metrics.dead_lettered IS 'Events dead-lettered after too many failed attempts.';
@@ -708,6 +710,7 @@ COMMENT ON COLUMN inventory.outbox_metrics.published_last_minute IS 'Events publ
 COMMENT ON COLUMN inventory.outbox_metrics.oldest_unpublished_at IS 'created_at of the oldest live unpublished event.';
 COMMENT ON COLUMN inventory.outbox_metrics.lag_seconds IS 'Age in seconds of the oldest live unpublished event (0 when none).';
 COMMENT ON COLUMN inventory.outbox_metrics.below_low_water IS 'Live unpublished events below the low-water mark that do not wait behind a dead letter: relays do not see them (changed by hand, 0.7); advance_outbox_low_water(true) brings them back. Alert when above 0.';
+COMMENT ON COLUMN inventory.outbox_metrics.oldest_published_at IS 'When the oldest published event still in the outbox was published (0.8; NULL when none): purge_published keeps published events between the retention and about twice that, so now() minus it above twice pg_inventory.outbox_retention plus a few worker passes means a ring could not be truncated (a transaction holds it: see pg_locks on inventory.outbox_ring_0..2).';
 /* ---------------------------------------------------------------------
  * Retention of history (0.5; README "Retention"): purge_history removes
  * finished reservations with their lines, transitions and published

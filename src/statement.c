@@ -118,6 +118,14 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 		guc_level = NewGUCNestLevel();
 		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
 								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+		/*
+		 * and without JIT: a scan that has no index (the one-row sequence
+		 * of the low-water mark) costs disable_cost (1e10) with seq scans
+		 * off, far above jit_above_cost, so with jit on (PostgreSQL's
+		 * default) every claim compiled its plan, hundreds of ms a call
+		 */
+		(void) set_config_option("jit", "off", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	}
 	PG_TRY();
 	{

@@ -20,7 +20,9 @@
  * grows by thousands of rows before the next ANALYZE; the kept generic
  * plan then scans it whole, with a correlated scan per row.  With by_index
  * the statement is planned (and replanned) and run with enable_seqscan
- * off, so it keeps to its indexes whatever the statistics say.
+ * off, so it keeps to its indexes whatever the statistics say, and with
+ * jit off (a scan without an index then costs 1e10, which would make
+ * every run compile its plan).
  *
  * Every error raised while a statement runs (a constraint, a lock timeout,
  * a serialization failure) carries the CONTEXT line
@@ -46,7 +48,8 @@ typedef struct InventoryStatement
 	int			nargs;
 	Oid			argtypes[INVENTORY_STATEMENT_MAX_ARGS];
 	SPIPlanPtr	plan;			/* prepared on first use, then kept */
-	bool		by_index;		/* planned and run with enable_seqscan off */
+	bool		by_index;		/* planned and run with enable_seqscan and
+								 * jit off */
 } InventoryStatement;
 
 extern uint64 InventoryRun(InventoryStatement *stmt, Datum *values,

@@ -49,6 +49,7 @@ SELECT inventory.relay_mark_published('t310', (:'ids'::bigint[])[1:3]) AS publis
        inventory.relay_mark_failed('t310', (:'ids'::bigint[])[4:4], 'broker said no', 1) AS dead,
        inventory.relay_release('t310', (:'ids'::bigint[])[5:5]) AS released;
 SELECT * FROM rings;
+SELECT oldest_published_at FROM inventory.outbox_metrics;
 
 -- 20 minutes on, nothing is older than the hour of retention, and the
 -- current ring's first publication is younger than half of it: nothing
@@ -82,6 +83,8 @@ SELECT array_agg(c.id ORDER BY c.id) = ARRAY[(:'ids'::bigint[])[5],
 SELECT * FROM inventory.outbox_metrics \gset m_
 SELECT :m_unpublished AS unpublished, :m_dead_lettered AS dead_lettered,
        :m_below_low_water AS below_low_water;
+-- nothing published is left
+SELECT oldest_published_at FROM inventory.outbox_metrics;
 -- the truncated ring holds no row, not even a dead one
 SELECT pg_relation_size(format('inventory.outbox_ring_%s', :cur)::regclass) AS old_ring_bytes;
 

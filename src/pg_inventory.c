@@ -254,7 +254,7 @@ _PG_init(void)
 							NULL, NULL, NULL);
 	DefineCustomIntVariable("pg_inventory.outbox_retention",
 							"How long the worker keeps published outbox events.",
-							"The worker deletes events published longer ago (version 0.2 on).",
+							"The worker removes events published longer ago (version 0.2 on; from 0.8 a ring of the outbox at a time, so they stay up to about twice this).",
 							&inventory_outbox_retention_s,
 							7 * 24 * 3600, 0, PG_INT32_MAX,
 							PGC_SIGHUP,

@@ -1077,6 +1077,21 @@ inventory_advance_outbox_low_water(PG_FUNCTION_ARGS)
 		if (!isnull && DatumGetInt64(arg) > head)
 			target = 1;
 
+		/*
+		 * the rings (0.8) locked before the latest snapshot is taken: a
+		 * purge_published that holds one (moving its unpublished events
+		 * into the current ring, then truncating it) has committed by then,
+		 * so the read sees the moved events; a snapshot taken before the
+		 * statement waited for that lock would see neither the truncated
+		 * ring's events nor their moved copies, and could pass them
+		 */
+		if (HasRings())
+		{
+			int			ring;
+
+			for (ring = 0; ring < OUTBOX_RINGS; ring++)
+				LockRelationOid(RingPartition(ring), AccessShareLock);
+		}
 		arg = Int64GetDatum(from_start ? 1 : mark);
 		InventoryRunLatest(&low_water_first, &arg, NULL);
 		arg = InventoryResultDatum(0, 1, &isnull);

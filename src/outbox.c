@@ -698,6 +698,19 @@ static InventoryStatement ring_published = {
 };
 
 /*
+ * how many unpublished events ring $1 holds (live ones and dead letters),
+ * counted up to $2 of each: each count stops at $2
+ */
+static InventoryStatement ring_unpublished = {
+	"count an outbox ring's unpublished events",
+	"SELECT (SELECT count(*) FROM (SELECT 1 FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.published_at IS NULL AND o.dead_at IS NULL LIMIT $2) l)::int8 "
+	"+ (SELECT count(*) FROM (SELECT 1 FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.dead_at IS NOT NULL LIMIT $2) d)::int8",
+	2, {INT2OID, INT8OID}, NULL, true
+};
+
+/*
  * moves the unpublished events of ring $1 (live ones and dead letters)
  * into ring $2, as they are (the same ids, leases and attempts)
  */
@@ -734,10 +747,14 @@ RingPartition(int ring)
  * TruncateRing
  *		Empties ring (not the current one, cur): takes its partition
  *		exclusively without waiting (a transaction that writes to it, or
- *		reads the outbox, holds a lock on it: then returns -1, nothing
- *		done), moves its unpublished events into ring cur and truncates it.
- *		Returns how many published events it removed, counted just before
- *		the partition was locked.
+ *		reads the outbox, holds a lock on it), checks again that none of
+ *		its events was published at or after cutoff, moves its unpublished
+ *		events into ring cur and truncates it.  Returns how many published
+ *		events it removed, counted just before the partition was locked, or
+ *		-1 with nothing done: the ring is held, an event was published
+ *		since, or it holds more than max_moved unpublished events (a relay
+ *		far behind: moving them would hold the relays' claims for as long;
+ *		the ring waits until they are published).
  *
  * Why nothing can be lost: a writer holds its lock on the partition from
  * its insert to its commit, so once the lock is ours every event in the
@@ -746,18 +763,32 @@ RingPartition(int ring)
  * sees every committed one.
  */
 static int64
-TruncateRing(int ring, int cur)
+TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 {
 	Oid			rel = RingPartition(ring);
 	Datum		values[2];
+	Datum		last;
+	bool		none_published;
 	int64		published;
 	char	   *sql;
 
 	values[0] = Int16GetDatum((int16) ring);
+	values[1] = Int64GetDatum((int64) max_moved + 1);
+	InventoryRun(&ring_unpublished, values, NULL, SPI_OK_SELECT);
+	if (InventoryResultInt64(0, 1) > max_moved)
+		return -1;
 	InventoryRun(&ring_published, values, NULL, SPI_OK_SELECT);
 	published = InventoryResultInt64(0, 1);
 	if (!ConditionalLockRelationOid(rel, AccessExclusiveLock))
 		return -1;
+	/* a relay may have published one of its events since the first look */
+	InventoryRun(&ring_state, values, NULL, SPI_OK_SELECT);
+	last = InventoryResultDatum(0, 2, &none_published);
+	if (!none_published && DatumGetTimestampTz(last) >= cutoff)
+	{
+		UnlockRelationOid(rel, AccessExclusiveLock);
+		return -1;
+	}
 	values[1] = Int16GetDatum((int16) cur);
 	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
 	sql = psprintf("TRUNCATE inventory.outbox_ring_%d", ring);
@@ -776,13 +807,14 @@ TruncateRing(int ring, int cur)
  *		letters move into the current ring first), then makes the next ring
  *		current when it is empty and the current ring holds an event
  *		published before half_cutoff; twice, so that a retention of 0 also
- *		empties the ring that was current.  A ring another transaction holds
+ *		empties the ring that was current.  A ring with more than max_moved
+ *		unpublished events is not emptied (TruncateRing).  A ring another transaction holds
  *		is left for the next call; while another purge holds the ring-purge
  *		lock (advisory, objsubid 20555, to its transaction's end), it does
  *		nothing.  Returns how many published events it removed.
  */
 static int64
-PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
+PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff, int32 max_moved)
 {
 	int64		removed = 0;
 	int			cur;
@@ -829,7 +861,7 @@ PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
 					next_empty = false;
 				continue;
 			}
-			n = TruncateRing(ring, cur);
+			n = TruncateRing(ring, cur, cutoff, max_moved);
 			if (n < 0)
 			{
 				if (ring == next)
@@ -863,8 +895,9 @@ PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff)
  * On a schema with the outbox's rings (0.8 on), published events leave a
  * ring at a time (PurgeRings: truncated, never deleted row by row), once
  * none of the ring's events was published within older_than; max_rows
- * (1 to 1000000) is checked but bounds nothing, since a truncation costs
- * the same whatever the ring holds; it must run at READ COMMITTED (a ring
+ * (1 to 1000000) bounds the unpublished events (live ones and dead
+ * letters) a ring may hold to be emptied, since they are moved row by row
+ * into the current ring while the ring is locked; it must run at READ COMMITTED (a ring
  * is emptied only after moving every unpublished event committed before
  * its lock was taken, which an older snapshot would not see).  Before
  * 0.8: deletes at most max_rows events, oldest first.  Returns how many it
@@ -903,7 +936,8 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 															   values[0], values[1])),
 					   DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
 															   values[0],
-															   IntervalPGetDatum(half))));
+															   IntervalPGetDatum(half))),
+					   DatumGetInt32(values[2]));
 	}
 	else
 		n = (int64) InventoryRun(&purge_events, values, NULL, SPI_OK_DELETE);

@@ -77,7 +77,7 @@ SELECT inventory.relay_mark_published('relay-5', ARRAY(SELECT id FROM inventory.
 SET pg_inventory.frozen_now = '2026-04-02 11:01:00+00';
 SELECT inventory.purge_published('2 days') AS purged_none;
 -- 0.8: a whole ring at a time (README "Outbox retention: rings"); max_rows
--- bounds nothing
+-- bounds the unpublished events moved out of it (none here)
 SELECT inventory.purge_published('1 hour', 2) AS purged_ring;
 SELECT inventory.purge_published('1 hour') AS purged_rest;
 SELECT count(*) AS events_left FROM inventory.outbox;

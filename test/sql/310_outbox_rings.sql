@@ -121,6 +121,29 @@ SELECT inventory.restock('t310', 'r9', 'S9', 10);
 SELECT ring <> :ring_before AS new_ring FROM inventory.outbox
  WHERE tenant = 't310' AND payload ->> 'request_key' = 'r9';
 
+-- max_rows bounds the unpublished events a ring may hold to be emptied
+-- (they move row by row while the ring is locked): a ring with three
+-- waits at max_rows 2 and goes at 3
+SET pg_inventory.frozen_now = '2026-08-01 05:00:00+00';
+SELECT inventory.relay_mark_published('t310', ARRAY(SELECT id FROM inventory.relay_claim('t310', 100))) >= 0 AS published;
+SET pg_inventory.frozen_now = '2026-08-01 05:00:30+00';
+SELECT inventory.purge_published('0') >= 0 AS purged;
+SELECT count(*) AS events FROM inventory.outbox;
+SELECT inventory.restock('t310', 'm' || g, 'M' || g, 10) FROM generate_series(1, 4) g;
+SELECT array_agg(id ORDER BY id) AS mids FROM inventory.relay_claim('t310', 4) \gset
+SELECT inventory.relay_mark_published('t310', (:'mids'::bigint[])[1:1]) AS published,
+       inventory.relay_release('t310', (:'mids'::bigint[])[2:4]) AS released;
+SELECT last_value AS mring FROM inventory.outbox_ring \gset
+SET pg_inventory.frozen_now = '2026-08-01 05:01:00+00';
+SELECT inventory.purge_published('0', 2) AS removed;
+SELECT (o.ring - :mring + 3) % 3 AS ring_from_then_current, count(*) AS events,
+       count(o.published_at) AS published
+  FROM inventory.outbox o GROUP BY 1 ORDER BY 1;
+SELECT inventory.purge_published('0', 3) AS removed;
+SELECT (o.ring - :mring + 3) % 3 AS ring_from_then_current, count(*) AS events,
+       count(o.published_at) AS published
+  FROM inventory.outbox o GROUP BY 1 ORDER BY 1;
+
 -- errors: a transaction snapshot older than the ring's lock could miss
 -- events to move (25001); arguments (22023)
 BEGIN ISOLATION LEVEL REPEATABLE READ;

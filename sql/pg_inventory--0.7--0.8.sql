@@ -18,7 +18,11 @@
  * ring): a partitioned table's keys include its partition key (ids and
  * event ids still come from one sequence and gen_random_uuid).  The view
  * outbox_metrics keeps its privileges; the table's privileges (on the
- * table and on its columns) are granted on the new table.  The copy holds
+ * table and on its columns) are granted on the new table, its storage
+ * parameters set on each ring and its statistics targets on the new
+ * columns; what else a DBA attached to it (a trigger, a publication, a
+ * view, a policy, an index, a foreign key to it, extended statistics)
+ * refuses the step with 2BP01, listing them, and nothing changes.  The copy holds
  * the outbox exclusively for as long as it takes: about a second per
  * million events on the machine of test/bench.
  */
@@ -39,6 +43,66 @@ $$;
 -- inventory.reservation first, which every call locks (ACCESS SHARE)
 -- before anything else: the calls in flight end, those that start wait
 LOCK TABLE inventory.reservation, inventory.outbox IN ACCESS EXCLUSIVE MODE;
+
+-- What a DBA attached to the table of 0.7 that this step cannot carry to
+-- the partitioned table refuses the step, and nothing changes: a trigger, a
+-- publication, a view or rule, a row security policy, an index, a foreign
+-- key to it, extended statistics.  (Storage parameters and statistics
+-- targets are carried, below.)
+DO $$
+DECLARE
+	attached text;
+BEGIN
+	SELECT pg_catalog.string_agg(a.what, '; ' ORDER BY a.what) INTO attached
+	  FROM (SELECT pg_catalog.format('trigger %I', t.tgname) AS what
+			  FROM pg_catalog.pg_trigger t
+			 WHERE t.tgrelid = 'inventory.outbox'::regclass AND NOT t.tgisinternal
+			UNION ALL
+			SELECT pg_catalog.format('publication %I', p.pubname)
+			  FROM pg_catalog.pg_publication_rel r
+			  JOIN pg_catalog.pg_publication p ON p.oid = r.prpubid
+			 WHERE r.prrelid = 'inventory.outbox'::regclass
+			UNION ALL
+			SELECT DISTINCT pg_catalog.format('view or rule of %s', w.ev_class::regclass)
+			  FROM pg_catalog.pg_depend d
+			  JOIN pg_catalog.pg_rewrite w ON d.classid = 'pg_catalog.pg_rewrite'::regclass
+			   AND d.objid = w.oid
+			 WHERE d.refclassid = 'pg_catalog.pg_class'::regclass
+			   AND d.refobjid = 'inventory.outbox'::regclass
+			   AND w.ev_class NOT IN ('inventory.outbox'::regclass,
+									  'inventory.outbox_metrics'::regclass)
+			UNION ALL
+			SELECT pg_catalog.format('policy %I', y.polname)
+			  FROM pg_catalog.pg_policy y WHERE y.polrelid = 'inventory.outbox'::regclass
+			UNION ALL
+			SELECT 'row level security' FROM pg_catalog.pg_class c
+			 WHERE c.oid = 'inventory.outbox'::regclass AND c.relrowsecurity
+			UNION ALL
+			SELECT pg_catalog.format('index %s', i.indexrelid::regclass)
+			  FROM pg_catalog.pg_index i
+			 WHERE i.indrelid = 'inventory.outbox'::regclass
+			   AND i.indexrelid NOT IN ('inventory.outbox_pkey'::regclass,
+				   'inventory.outbox_event_id_unique'::regclass,
+				   'inventory.outbox_unpublished'::regclass,
+				   'inventory.outbox_reservation'::regclass,
+				   'inventory.outbox_dead'::regclass,
+				   'inventory.outbox_published_at'::regclass)
+			UNION ALL
+			SELECT pg_catalog.format('foreign key %I of %s', f.conname, f.conrelid::regclass)
+			  FROM pg_catalog.pg_constraint f
+			 WHERE f.confrelid = 'inventory.outbox'::regclass
+			UNION ALL
+			SELECT pg_catalog.format('statistics %I', x.stxname)
+			  FROM pg_catalog.pg_statistic_ext x
+			 WHERE x.stxrelid = 'inventory.outbox'::regclass) a;
+	IF attached IS NOT NULL THEN
+		RAISE EXCEPTION 'inventory.outbox has objects attached that the update to 0.8 cannot carry: %', attached
+			USING ERRCODE = 'dependent_objects_still_exist',
+				  DETAIL = '0.8 replaces the outbox by a table partitioned into three rings (outbox_ring_0..2); the update would drop these with the table of 0.7.',
+				  HINT = 'Save their definitions, drop them, run the update, and create them again on inventory.outbox (a trigger, an index or a policy on it applies to every ring; a publication needs publish_via_partition_root = true to publish the rings as inventory.outbox).';
+	END IF;
+END
+$$;
 
 -- the table of 0.7 steps aside with its indexes (their names are the
 -- schema's) and gives up the id sequence
@@ -240,6 +304,30 @@ BEGIN
 		 WHERE objoid = 'inventory.outbox'::regclass
 		   AND classoid = 'pg_catalog.pg_class'::regclass AND objsubid = 0;
 	END IF;
+END
+$$;
+
+-- storage parameters (fillfactor, autovacuum) go to each ring, and
+-- statistics targets to the table's columns (and so to every ring)
+DO $$
+DECLARE
+	a record;
+	opts text;
+BEGIN
+	SELECT pg_catalog.array_to_string(c.reloptions, ', ') INTO opts
+	  FROM pg_catalog.pg_class c WHERE c.oid = 'inventory.outbox_0_7'::regclass;
+	IF opts IS NOT NULL THEN
+		FOR a IN SELECT r FROM pg_catalog.unnest(ARRAY['inventory.outbox_ring_0',
+				'inventory.outbox_ring_1', 'inventory.outbox_ring_2']) AS r LOOP
+			EXECUTE pg_catalog.format('ALTER TABLE %s SET (%s)', a.r, opts);
+		END LOOP;
+	END IF;
+	FOR a IN SELECT t.attname, t.attstattarget FROM pg_catalog.pg_attribute t
+			  WHERE t.attrelid = 'inventory.outbox_0_7'::regclass AND t.attnum > 0
+				AND NOT t.attisdropped AND t.attstattarget >= 0 LOOP
+		EXECUTE pg_catalog.format('ALTER TABLE inventory.outbox ALTER COLUMN %I SET STATISTICS %s',
+			a.attname, a.attstattarget);
+	END LOOP;
 END
 $$;
 

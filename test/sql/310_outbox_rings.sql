@@ -157,3 +157,37 @@ INSERT INTO inventory.outbox (event_id, event_type, tenant, payload, created_at,
 VALUES (gen_random_uuid(), 'stock.restocked', 't310', '{}', now(), 3);
 SELECT setval('inventory.outbox_ring', 3);
 SELECT * FROM inventory.check_invariants() WHERE tenant = 't310';
+
+-- the update from 0.7: what a DBA attached to the outbox that the update
+-- cannot carry refuses it (2BP01, each named) and changes nothing; storage
+-- parameters and statistics targets are carried to the rings
+\set VERBOSITY default
+DROP EXTENSION pg_inventory CASCADE;
+CREATE EXTENSION pg_inventory VERSION '0.7';
+SELECT inventory.restock('t310', 'u1', 'U', 5);
+CREATE FUNCTION pg_temp.t310_note() RETURNS trigger LANGUAGE plpgsql AS $$BEGIN RETURN NULL; END$$;
+CREATE TRIGGER t310_note AFTER INSERT ON inventory.outbox FOR EACH STATEMENT EXECUTE FUNCTION pg_temp.t310_note();
+CREATE INDEX t310_outbox_tenant ON inventory.outbox (tenant, created_at);
+CREATE VIEW pg_temp.t310_events AS SELECT id, event_type FROM inventory.outbox;
+CREATE PUBLICATION t310_cdc FOR TABLE inventory.outbox;
+ALTER TABLE inventory.outbox SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01);
+ALTER TABLE inventory.outbox ALTER COLUMN payload SET STATISTICS 500;
+ALTER EXTENSION pg_inventory UPDATE TO '0.8';
+SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory';
+SELECT count(*) AS events, count(*) FILTER (WHERE event_type = 'stock.restocked') AS restocked
+  FROM inventory.outbox;
+DROP TRIGGER t310_note ON inventory.outbox;
+DROP INDEX inventory.t310_outbox_tenant;
+DROP VIEW pg_temp.t310_events;
+DROP PUBLICATION t310_cdc;
+ALTER EXTENSION pg_inventory UPDATE TO '0.8';
+\set VERBOSITY sqlstate
+SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory';
+SELECT c.relname, c.reloptions FROM pg_class c
+ WHERE c.oid IN (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'inventory.outbox'::regclass)
+ ORDER BY 1;
+SELECT c.oid::regclass AS rel, a.attstattarget FROM pg_attribute a JOIN pg_class c ON c.oid = a.attrelid
+ WHERE a.attname = 'payload' AND (c.oid = 'inventory.outbox'::regclass OR c.oid IN
+       (SELECT inhrelid FROM pg_inherits WHERE inhparent = 'inventory.outbox'::regclass))
+ ORDER BY 1;
+SELECT ring, event_type FROM inventory.outbox;

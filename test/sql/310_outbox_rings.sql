@@ -161,6 +161,7 @@ SELECT * FROM inventory.check_invariants() WHERE tenant = 't310';
 -- the update from 0.7: what a DBA attached to the outbox that the update
 -- cannot carry refuses it (2BP01, each named) and changes nothing; storage
 -- parameters and statistics targets are carried to the rings
+DROP VIEW rings, current_ring;
 \set VERBOSITY default
 DROP EXTENSION pg_inventory CASCADE;
 CREATE EXTENSION pg_inventory VERSION '0.7';

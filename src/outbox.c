@@ -36,6 +36,7 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
@@ -698,15 +699,14 @@ static InventoryStatement ring_published = {
 };
 
 /*
- * how many unpublished events ring $1 holds (live ones and dead letters),
- * counted up to $2 of each: each count stops at $2
+ * how many live unpublished events ring $1 holds, counted up to $2 (dead
+ * letters are not counted: they wait for an operator, not for a relay, and
+ * a ring that waited for them would never be emptied)
  */
 static InventoryStatement ring_unpublished = {
 	"count an outbox ring's unpublished events",
-	"SELECT (SELECT count(*) FROM (SELECT 1 FROM inventory.outbox o "
-	"WHERE o.ring = $1 AND o.published_at IS NULL AND o.dead_at IS NULL LIMIT $2) l)::int8 "
-	"+ (SELECT count(*) FROM (SELECT 1 FROM inventory.outbox o "
-	"WHERE o.ring = $1 AND o.dead_at IS NOT NULL LIMIT $2) d)::int8",
+	"SELECT count(*)::int8 FROM (SELECT 1 FROM inventory.outbox o "
+	"WHERE o.ring = $1 AND o.published_at IS NULL AND o.dead_at IS NULL LIMIT $2) l",
 	2, {INT2OID, INT8OID}, NULL, true
 };
 
@@ -744,6 +744,34 @@ RingPartition(int ring)
 }
 
 /*
+ * MoveRing
+ *		Runs ring_move (values: the ring, the current ring) with
+ *		session_replication_role = replica, so that no trigger fires: the
+ *		moved rows are the same events, whose foreign key to their
+ *		reservation was checked when they were written (nobody can delete
+ *		that reservation meanwhile: its events are in the locked ring); the
+ *		check on the re-inserted row would take FOR KEY SHARE on the
+ *		reservation and wait, with the ring locked and every relay's claim
+ *		waiting behind it, for any transaction that holds the reservation
+ *		FOR UPDATE (a confirm or a cancel still open), and could deadlock
+ *		with it.  Setting it needs a superuser (the extension's owner, as
+ *		the functions run); it is undone after the statement or by the
+ *		(sub)transaction's abort.  PostgreSQL drops this backend's cached
+ *		plans when it changes: a move is rare (a ring emptied with events
+ *		still unpublished).
+ */
+static void
+MoveRing(Datum *values)
+{
+	int			guc_level = NewGUCNestLevel();
+
+	(void) set_config_option("session_replication_role", "replica", PGC_SUSET,
+							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
+	AtEOXact_GUC(true, guc_level);
+}
+
+/*
  * TruncateRing
  *		Empties ring (not the current one, cur): takes its partition
  *		exclusively without waiting (a transaction that writes to it, or
@@ -752,9 +780,10 @@ RingPartition(int ring)
  *		events into ring cur and truncates it.  Returns how many published
  *		events it removed, counted just before the partition was locked, or
  *		-1 with nothing done: the ring is held, an event was published
- *		since, or it holds more than max_moved unpublished events (a relay
- *		far behind: moving them would hold the relays' claims for as long;
- *		the ring waits until they are published).
+ *		since, or it holds more than max_moved live unpublished events (a
+ *		relay far behind: moving them would hold the relays' claims for as
+ *		long; the ring waits until they are published); both checked again
+ *		under the lock.  Dead letters are moved whatever their number.
  *
  * Why nothing can be lost: a writer holds its lock on the partition from
  * its insert to its commit, so once the lock is ours every event in the
@@ -781,16 +810,22 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 	published = InventoryResultInt64(0, 1);
 	if (!ConditionalLockRelationOid(rel, AccessExclusiveLock))
 		return -1;
-	/* a relay may have published one of its events since the first look */
+	/*
+	 * again under the lock: a relay may have published one of its events
+	 * since the first look, and a writer may have committed many
+	 */
 	InventoryRun(&ring_state, values, NULL, SPI_OK_SELECT);
 	last = InventoryResultDatum(0, 2, &none_published);
-	if (!none_published && DatumGetTimestampTz(last) >= cutoff)
+	values[1] = Int64GetDatum((int64) max_moved + 1);
+	if ((!none_published && DatumGetTimestampTz(last) >= cutoff) ||
+		(InventoryRun(&ring_unpublished, values, NULL, SPI_OK_SELECT),
+		 InventoryResultInt64(0, 1) > max_moved))
 	{
 		UnlockRelationOid(rel, AccessExclusiveLock);
 		return -1;
 	}
 	values[1] = Int16GetDatum((int16) cur);
-	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
+	MoveRing(values);
 	sql = psprintf("TRUNCATE inventory.outbox_ring_%d", ring);
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "pg_inventory: could not truncate inventory.outbox_ring_%d",

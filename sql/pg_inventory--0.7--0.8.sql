@@ -47,8 +47,13 @@ LOCK TABLE inventory.reservation, inventory.outbox IN ACCESS EXCLUSIVE MODE;
 -- What a DBA attached to the table of 0.7 that this step cannot carry to
 -- the partitioned table refuses the step, and nothing changes: a trigger, a
 -- publication, a view or rule, a row security policy, an index, a foreign
--- key to it, extended statistics.  (Storage parameters and statistics
--- targets are carried, below.)
+-- key to it, extended statistics, a column or constraint of its own, a
+-- changed default, column options, TOAST parameters, a replica identity,
+-- another owner, a sequence owned by a column, a publication that would
+-- publish the rings under their names, anything else that depends on the
+-- table or its row type.  (Storage parameters and statistics targets are
+-- carried, below; table and column privileges too, granted by the
+-- extension's owner.)
 DO $$
 DECLARE
 	attached text;
@@ -94,7 +99,87 @@ BEGIN
 			UNION ALL
 			SELECT pg_catalog.format('statistics %I', x.stxname)
 			  FROM pg_catalog.pg_statistic_ext x
-			 WHERE x.stxrelid = 'inventory.outbox'::regclass) a;
+			 WHERE x.stxrelid = 'inventory.outbox'::regclass
+			UNION ALL
+			-- a column of its own, and its values
+			SELECT pg_catalog.format('column %I', t.attname)
+			  FROM pg_catalog.pg_attribute t
+			 WHERE t.attrelid = 'inventory.outbox'::regclass AND t.attnum > 0
+			   AND NOT t.attisdropped
+			   AND t.attname NOT IN ('id', 'event_id', 'event_type', 'tenant',
+				   'reservation_id', 'payload', 'created_at', 'attempts',
+				   'next_attempt_at', 'published_at', 'last_error', 'dead_at',
+				   'claimed_until', 'claimed_by')
+			UNION ALL
+			SELECT pg_catalog.format('constraint %I', k.conname)
+			  FROM pg_catalog.pg_constraint k
+			 WHERE k.conrelid = 'inventory.outbox'::regclass
+			   AND k.conname NOT IN ('outbox_pkey', 'outbox_event_id_unique',
+				   'outbox_event_type_valid', 'outbox_attempts_nonneg',
+				   'outbox_reservation_fk', 'outbox_dead_unpublished',
+				   'outbox_claimed_by_length')
+			UNION ALL
+			SELECT pg_catalog.format('default of column %I', t.attname)
+			  FROM pg_catalog.pg_attrdef f
+			  JOIN pg_catalog.pg_attribute t ON t.attrelid = f.adrelid AND t.attnum = f.adnum
+			 WHERE f.adrelid = 'inventory.outbox'::regclass
+			   -- (printed without the schema, which is on the script's path)
+			   AND (t.attname::text, pg_catalog.replace(pg_catalog.pg_get_expr(f.adbin, f.adrelid),
+					'inventory.', '')) NOT IN
+				   (('id', '_next_event_id(''outbox_id_seq''::regclass)'), ('attempts', '0'))
+			UNION ALL
+			SELECT pg_catalog.format('n_distinct, storage or compression of column %I', t.attname)
+			  FROM pg_catalog.pg_attribute t
+			  JOIN pg_catalog.pg_type y ON y.oid = t.atttypid
+			 WHERE t.attrelid = 'inventory.outbox'::regclass AND t.attnum > 0
+			   AND NOT t.attisdropped
+			   AND (EXISTS (SELECT 1 FROM pg_catalog.unnest(t.attoptions) o
+							 WHERE o LIKE 'n\_distinct%')
+					OR t.attcompression <> '' OR t.attstorage <> y.typstorage)
+			UNION ALL
+			SELECT 'storage parameters of its TOAST table'
+			  FROM pg_catalog.pg_class c JOIN pg_catalog.pg_class x ON x.oid = c.reltoastrelid
+			 WHERE c.oid = 'inventory.outbox'::regclass AND x.reloptions IS NOT NULL
+			UNION ALL
+			SELECT 'replica identity' FROM pg_catalog.pg_class c
+			 WHERE c.oid = 'inventory.outbox'::regclass AND c.relreplident <> 'd'
+			UNION ALL
+			SELECT pg_catalog.format('owner %I (the extension''s is %I)',
+					pg_catalog.pg_get_userbyid(c.relowner), pg_catalog.pg_get_userbyid(e.extowner))
+			  FROM pg_catalog.pg_class c, pg_catalog.pg_extension e
+			 WHERE c.oid = 'inventory.outbox'::regclass AND e.extname = 'pg_inventory'
+			   AND c.relowner <> e.extowner
+			UNION ALL
+			SELECT pg_catalog.format('sequence %s owned by one of its columns', d.objid::regclass)
+			  FROM pg_catalog.pg_depend d
+			 WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.deptype = 'a'
+			   AND d.refclassid = 'pg_catalog.pg_class'::regclass
+			   AND d.refobjid = 'inventory.outbox'::regclass AND d.refobjsubid > 0
+			   AND d.objid <> 'inventory.outbox_id_seq'::regclass
+			   AND (SELECT c.relkind FROM pg_catalog.pg_class c WHERE c.oid = d.objid) = 'S'
+			UNION ALL
+			-- a publication of every table, or of the schema, would publish
+			-- the rings under their own names
+			SELECT pg_catalog.format('publication %I (of every table or of schema inventory, without publish_via_partition_root)', p.pubname)
+			  FROM pg_catalog.pg_publication p
+			 WHERE NOT p.pubviaroot
+			   AND (p.puballtables OR EXISTS (SELECT 1 FROM pg_catalog.pg_publication_namespace n
+											  WHERE n.pnpubid = p.oid
+												AND n.pnnspid = 'inventory'::regnamespace))
+			UNION ALL
+			-- anything else that depends on the table or its row type: a
+			-- function, a column of its type, a table inheriting from it
+			SELECT DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, d.objsubid)
+			  FROM pg_catalog.pg_depend d
+			 WHERE d.deptype = 'n'
+			   AND ((d.refclassid = 'pg_catalog.pg_class'::regclass
+					 AND d.refobjid = 'inventory.outbox'::regclass)
+				 OR (d.refclassid = 'pg_catalog.pg_type'::regclass
+					 AND d.refobjid = (SELECT c.reltype FROM pg_catalog.pg_class c
+										WHERE c.oid = 'inventory.outbox'::regclass)))
+			   -- (views: above; its own constraints and defaults: above)
+			   AND d.classid NOT IN ('pg_catalog.pg_rewrite'::regclass,
+					'pg_catalog.pg_constraint'::regclass, 'pg_catalog.pg_attrdef'::regclass)) a;
 	IF attached IS NOT NULL THEN
 		RAISE EXCEPTION 'inventory.outbox has objects attached that the update to 0.8 cannot carry: %', attached
 			USING ERRCODE = 'dependent_objects_still_exist',

@@ -171,6 +171,8 @@ CREATE TRIGGER t310_note AFTER INSERT ON inventory.outbox FOR EACH STATEMENT EXE
 CREATE INDEX t310_outbox_tenant ON inventory.outbox (tenant, created_at);
 CREATE VIEW pg_temp.t310_events AS SELECT id, event_type FROM inventory.outbox;
 CREATE PUBLICATION t310_cdc FOR TABLE inventory.outbox;
+ALTER TABLE inventory.outbox ADD COLUMN trace_id text DEFAULT 'abc';
+CREATE TABLE pg_temp.t310_child () INHERITS (inventory.outbox);
 ALTER TABLE inventory.outbox SET (fillfactor = 70, autovacuum_vacuum_scale_factor = 0.01);
 ALTER TABLE inventory.outbox ALTER COLUMN payload SET STATISTICS 500;
 ALTER EXTENSION pg_inventory UPDATE TO '0.8';
@@ -181,6 +183,8 @@ DROP TRIGGER t310_note ON inventory.outbox;
 DROP INDEX inventory.t310_outbox_tenant;
 DROP VIEW pg_temp.t310_events;
 DROP PUBLICATION t310_cdc;
+DROP TABLE pg_temp.t310_child;
+ALTER TABLE inventory.outbox DROP COLUMN trace_id;
 ALTER EXTENSION pg_inventory UPDATE TO '0.8';
 \set VERBOSITY sqlstate
 SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory';

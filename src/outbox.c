@@ -31,6 +31,7 @@
 #include "funcapi.h"
 #include "mb/pg_wchar.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "storage/proc.h"
@@ -40,6 +41,7 @@
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "pg_inventory.h"
 #include "statement.h"
@@ -772,9 +774,37 @@ MoveRing(Datum *values)
 }
 
 /*
+ * LockRingPartition
+ *		Takes the ring's partition exclusively without queueing for it:
+ *		tries up to RING_LOCK_TRIES times, 1 ms apart, since the relays'
+ *		claims and marks lock every ring for a few milliseconds each and a
+ *		single try on a busy outbox mostly fails.  Never waits in the lock
+ *		queue, so no claim or writer ever waits behind the purge's request.
+ *		Returns whether it holds the lock.
+ */
+#define RING_LOCK_TRIES 20
+
+static bool
+LockRingPartition(Oid rel)
+{
+	int			i;
+
+	for (i = 0; i < RING_LOCK_TRIES; i++)
+	{
+		if (ConditionalLockRelationOid(rel, AccessExclusiveLock))
+			return true;
+		(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+						 1L, PG_WAIT_EXTENSION);
+		ResetLatch(MyLatch);
+		CHECK_FOR_INTERRUPTS();
+	}
+	return false;
+}
+
+/*
  * TruncateRing
  *		Empties ring (not the current one, cur): takes its partition
- *		exclusively without waiting (a transaction that writes to it, or
+ *		exclusively without queueing (LockRingPartition: a transaction that writes to it, or
  *		reads the outbox, holds a lock on it), checks again that none of
  *		its events was published at or after cutoff, moves its unpublished
  *		events into ring cur and truncates it.  Returns how many published
@@ -808,7 +838,7 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 		return -1;
 	InventoryRun(&ring_published, values, NULL, SPI_OK_SELECT);
 	published = InventoryResultInt64(0, 1);
-	if (!ConditionalLockRelationOid(rel, AccessExclusiveLock))
+	if (!LockRingPartition(rel))
 		return -1;
 	/*
 	 * again under the lock: a relay may have published one of its events

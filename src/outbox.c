@@ -804,8 +804,9 @@ LockRingPartition(Oid rel)
 /*
  * TruncateRing
  *		Empties ring (not the current one, cur): takes its partition
- *		exclusively without queueing (LockRingPartition: a transaction that writes to it, or
- *		reads the outbox, holds a lock on it), checks again that none of
+ *		exclusively without queueing (LockRingPartition: a transaction
+ *		that writes to it, or reads the outbox, holds a lock on it),
+ *		checks again that none of
  *		its events was published at or after cutoff, moves its unpublished
  *		events into ring cur and truncates it.  Returns how many published
  *		events it removed, counted just before the partition was locked, or

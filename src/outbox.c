@@ -719,7 +719,21 @@ static InventoryStatement ring_unpublished = {
 static InventoryStatement ring_move = {
 	"move an outbox ring's unpublished events",
 	"UPDATE inventory.outbox o SET ring = $2 "
-	"WHERE o.ring = $1 AND o.published_at IS NULL",
+	"WHERE o.ring = $1 AND o.published_at IS NULL AND o.dead_at IS NULL",
+	2, {INT2OID, INT2OID}, NULL, true
+};
+
+/*
+ * the same for its dead letters: two statements, each of whose conditions
+ * is the predicate of a partial index (outbox_unpublished, outbox_dead),
+ * so each reads that small index, not the whole ring (with "published_at
+ * IS NULL" alone the plan scanned an index of every row of the ring, dead
+ * row versions included, while the ring was locked)
+ */
+static InventoryStatement ring_move_dead = {
+	"move an outbox ring's dead letters",
+	"UPDATE inventory.outbox o SET ring = $2 "
+	"WHERE o.ring = $1 AND o.dead_at IS NOT NULL",
 	2, {INT2OID, INT2OID}, NULL, true
 };
 
@@ -747,7 +761,8 @@ RingPartition(int ring)
 
 /*
  * MoveRing
- *		Runs ring_move (values: the ring, the current ring) with
+ *		Runs ring_move and ring_move_dead (values: the ring, the current
+ *		ring) with
  *		session_replication_role = replica, so that no trigger fires: the
  *		moved rows are the same events, whose foreign key to their
  *		reservation was checked when they were written (nobody can delete
@@ -770,6 +785,7 @@ MoveRing(Datum *values)
 	(void) set_config_option("session_replication_role", "replica", PGC_SUSET,
 							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
+	InventoryRun(&ring_move_dead, values, NULL, SPI_OK_UPDATE);
 	AtEOXact_GUC(true, guc_level);
 }
 

@@ -762,8 +762,8 @@ RingPartition(int ring)
 /*
  * MoveRing
  *		Runs ring_move and ring_move_dead (values: the ring, the current
- *		ring) with
- *		session_replication_role = replica, so that no trigger fires: the
+ *		ring) with session_replication_role = replica, so that no trigger
+ *		fires: the
  *		moved rows are the same events, whose foreign key to their
  *		reservation was checked when they were written (nobody can delete
  *		that reservation meanwhile: its events are in the locked ring); the

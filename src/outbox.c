@@ -37,7 +37,6 @@
 #include "storage/proc.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
@@ -83,6 +82,32 @@ LowWaterLockTag(LOCKTAG *tag)
 	SET_LOCKTAG_ADVISORY(*tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_LOW_WATER);
 }
 
+/* The relation name of schema inventory (InvalidOid: none) */
+static Oid
+InventoryRelid(const char *name)
+{
+	return get_relname_relid(name, get_namespace_oid("inventory", false));
+}
+
+/*
+ * The last value of sequence seq as pg_sequence_last_value reads it (NULL,
+ * *isnull set, when it was never called).  Errors: 42501 without SELECT or
+ * USAGE on it.
+ */
+static int64
+SequenceLastValue(Oid seq, bool *isnull)
+{
+	LOCAL_FCINFO(last, 1);
+	Datum		value;
+
+	InitFunctionCallInfoData(*last, NULL, 1, InvalidOid, NULL, NULL);
+	last->args[0].value = ObjectIdGetDatum(seq);
+	last->args[0].isnull = false;
+	value = pg_sequence_last_value(last);
+	*isnull = last->isnull;
+	return *isnull ? 0 : DatumGetInt64(value);
+}
+
 /*
  * Whether the installed schema has the low-water mark (0.7 on); looked up
  * by the outbox's functions only, not at every call
@@ -90,8 +115,7 @@ LowWaterLockTag(LOCKTAG *tag)
 static bool
 HasLowWater(void)
 {
-	return OidIsValid(get_relname_relid("outbox_low_water",
-										get_namespace_oid("inventory", false)));
+	return OidIsValid(InventoryRelid("outbox_low_water"));
 }
 
 /* the top transaction (MyProc->lxid) that holds its marker */
@@ -662,8 +686,7 @@ inventory_discard_dead_letters(PG_FUNCTION_ARGS)
 static bool
 HasRings(void)
 {
-	return OidIsValid(get_relname_relid("outbox_ring",
-										get_namespace_oid("inventory", false)));
+	return OidIsValid(InventoryRelid("outbox_ring"));
 }
 
 /* the top transaction (MyProc->lxid) whose ring ring_value is */
@@ -713,14 +736,21 @@ static InventoryStatement ring_unpublished = {
 };
 
 /*
- * moves the unpublished events of ring $1 (live ones and dead letters)
- * into ring $2, as they are (the same ids, leases and attempts)
+ * moves the live unpublished events of ring $1 into ring $2, as they are
+ * (the same ids, leases and attempts), firing no trigger (without_triggers):
+ * the moved rows are the same events, whose foreign key to their
+ * reservation was checked when they were written (nobody can delete that
+ * reservation meanwhile: its events are in the locked ring); the check on
+ * the re-inserted row would take FOR KEY SHARE on the reservation and
+ * wait, with the ring locked and every relay's claim waiting behind it,
+ * for any transaction that holds the reservation FOR UPDATE (a confirm or
+ * a cancel still open), and could deadlock with it
  */
 static InventoryStatement ring_move = {
 	"move an outbox ring's unpublished events",
 	"UPDATE inventory.outbox o SET ring = $2 "
 	"WHERE o.ring = $1 AND o.published_at IS NULL AND o.dead_at IS NULL",
-	2, {INT2OID, INT2OID}, NULL, true
+	2, {INT2OID, INT2OID}, NULL, true, true
 };
 
 /*
@@ -734,7 +764,7 @@ static InventoryStatement ring_move_dead = {
 	"move an outbox ring's dead letters",
 	"UPDATE inventory.outbox o SET ring = $2 "
 	"WHERE o.ring = $1 AND o.dead_at IS NOT NULL",
-	2, {INT2OID, INT2OID}, NULL, true
+	2, {INT2OID, INT2OID}, NULL, true, true
 };
 
 /* makes ring $1 current */
@@ -752,41 +782,11 @@ RingPartition(int ring)
 	Oid			rel;
 
 	snprintf(name, sizeof(name), "outbox_ring_%d", ring);
-	rel = get_relname_relid(name, get_namespace_oid("inventory", false));
+	rel = InventoryRelid(name);
 	if (!OidIsValid(rel))
 		elog(ERROR, "pg_inventory: the outbox's partition inventory.%s is missing",
 			 name);
 	return rel;
-}
-
-/*
- * MoveRing
- *		Runs ring_move and ring_move_dead (values: the ring, the current
- *		ring) with session_replication_role = replica, so that no trigger
- *		fires: the
- *		moved rows are the same events, whose foreign key to their
- *		reservation was checked when they were written (nobody can delete
- *		that reservation meanwhile: its events are in the locked ring); the
- *		check on the re-inserted row would take FOR KEY SHARE on the
- *		reservation and wait, with the ring locked and every relay's claim
- *		waiting behind it, for any transaction that holds the reservation
- *		FOR UPDATE (a confirm or a cancel still open), and could deadlock
- *		with it.  Setting it needs a superuser (the extension's owner, as
- *		the functions run); it is undone after the statement or by the
- *		(sub)transaction's abort.  PostgreSQL drops this backend's cached
- *		plans when it changes: a move is rare (a ring emptied with events
- *		still unpublished).
- */
-static void
-MoveRing(Datum *values)
-{
-	int			guc_level = NewGUCNestLevel();
-
-	(void) set_config_option("session_replication_role", "replica", PGC_SUSET,
-							 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
-	InventoryRun(&ring_move_dead, values, NULL, SPI_OK_UPDATE);
-	AtEOXact_GUC(true, guc_level);
 }
 
 /*
@@ -822,9 +822,9 @@ LockRingPartition(Oid rel)
  *		Empties ring (not the current one, cur): takes its partition
  *		exclusively without queueing (LockRingPartition: a transaction
  *		that writes to it, or reads the outbox, holds a lock on it),
- *		checks again that none of
- *		its events was published at or after cutoff, moves its unpublished
- *		events into ring cur and truncates it.  Returns how many published
+ *		checks again that none of its events was published at or after
+ *		cutoff, moves its unpublished events into ring cur and truncates
+ *		it.  Returns how many published
  *		events it removed, counted just before the partition was locked, or
  *		-1 with nothing done: the ring is held, an event was published
  *		since, or it holds more than max_moved live unpublished events (a
@@ -845,6 +845,7 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 	Datum		values[2];
 	Datum		last;
 	bool		none_published;
+	bool		busy;
 	int64		published;
 	char	   *sql;
 
@@ -863,16 +864,20 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 	 */
 	InventoryRun(&ring_state, values, NULL, SPI_OK_SELECT);
 	last = InventoryResultDatum(0, 2, &none_published);
-	values[1] = Int64GetDatum((int64) max_moved + 1);
-	if ((!none_published && DatumGetTimestampTz(last) >= cutoff) ||
-		(InventoryRun(&ring_unpublished, values, NULL, SPI_OK_SELECT),
-		 InventoryResultInt64(0, 1) > max_moved))
+	busy = !none_published && DatumGetTimestampTz(last) >= cutoff;
+	if (!busy)
+	{
+		InventoryRun(&ring_unpublished, values, NULL, SPI_OK_SELECT);
+		busy = InventoryResultInt64(0, 1) > max_moved;
+	}
+	if (busy)
 	{
 		UnlockRelationOid(rel, AccessExclusiveLock);
 		return -1;
 	}
 	values[1] = Int16GetDatum((int16) cur);
-	MoveRing(values);
+	InventoryRun(&ring_move, values, NULL, SPI_OK_UPDATE);
+	InventoryRun(&ring_move_dead, values, NULL, SPI_OK_UPDATE);
 	sql = psprintf("TRUNCATE inventory.outbox_ring_%d", ring);
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "pg_inventory: could not truncate inventory.outbox_ring_%d",
@@ -889,9 +894,9 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
  *		letters move into the current ring first), then makes the next ring
  *		current when it is empty and the current ring holds an event
  *		published before half_cutoff; twice, so that a retention of 0 also
- *		empties the ring that was current.  A ring with more than max_moved
- *		unpublished events is not emptied (TruncateRing).  A ring another transaction holds
- *		is left for the next call; while another purge holds the ring-purge
+ *		empties the ring that was current.  A ring with more than
+ *		max_moved live unpublished events is not emptied (TruncateRing).
+ *		A ring another transaction holds is left for the next call; while another purge holds the ring-purge
  *		lock (advisory, objsubid 20555, to its transaction's end), it does
  *		nothing.  Returns how many published events it removed.
  */
@@ -977,11 +982,12 @@ PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff, int32 max_moved)
  * On a schema with the outbox's rings (0.8 on), published events leave a
  * ring at a time (PurgeRings: truncated, never deleted row by row), once
  * none of the ring's events was published within older_than; max_rows
- * (1 to 1000000) bounds the unpublished events (live ones and dead
- * letters) a ring may hold to be emptied, since they are moved row by row
- * into the current ring while the ring is locked; it must run at READ COMMITTED (a ring
- * is emptied only after moving every unpublished event committed before
- * its lock was taken, which an older snapshot would not see).  Before
+ * (1 to 1000000) bounds the live unpublished events a ring may hold to be
+ * emptied, since they are moved row by row into the current ring while
+ * the ring is locked (dead letters move whatever their number); it must
+ * run at READ COMMITTED (a ring is emptied only after moving every
+ * unpublished event committed before its lock was taken, which an older
+ * snapshot would not see).  Before
  * 0.8: deletes at most max_rows events, oldest first.  Returns how many it
  * removed (at most 2147483647 counted).  Errors: 22023; 25001 (0.8 on)
  * in a REPEATABLE READ or SERIALIZABLE transaction.
@@ -1045,15 +1051,9 @@ inventory_outbox_ring(PG_FUNCTION_ARGS)
 {
 	if (ring_lxid != MyProc->lxid)
 	{
-		LOCAL_FCINFO(last, 1);
-		Datum		value;
-		int64		ring;
+		bool		isnull;
+		int64		ring = SequenceLastValue(PG_GETARG_OID(0), &isnull);
 
-		InitFunctionCallInfoData(*last, NULL, 1, InvalidOid, NULL, NULL);
-		last->args[0].value = PG_GETARG_DATUM(0);
-		last->args[0].isnull = false;
-		value = pg_sequence_last_value(last);
-		ring = last->isnull ? 0 : DatumGetInt64(value);
 		ring_value = (int16) ((ring >= 0 && ring < OUTBOX_RINGS) ? ring : 0);
 		ring_lxid = MyProc->lxid;
 	}
@@ -1087,18 +1087,13 @@ inventory_next_event_id(PG_FUNCTION_ARGS)
 
 	if (marker_lxid != MyProc->lxid)
 	{
-		LOCAL_FCINFO(last, 1);
-		Datum		value;
+		bool		isnull;
 		int64		marker;
 		ResourceOwner save = CurrentResourceOwner;
 		LOCKTAG		tag;
 
 		/* the last id drawn (0: none yet), not a new one: ids stay dense */
-		InitFunctionCallInfoData(*last, NULL, 1, InvalidOid, NULL, NULL);
-		last->args[0].value = ObjectIdGetDatum(seq);
-		last->args[0].isnull = false;
-		value = pg_sequence_last_value(last);
-		marker = last->isnull ? 0 : DatumGetInt64(value);
+		marker = SequenceLastValue(seq, &isnull);
 
 		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (marker >> 32),
 							 (uint32) marker, INVENTORY_LOCK_EVENT_MARKER);

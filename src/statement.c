@@ -112,10 +112,15 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	context.arg = stmt;
 	context.previous = error_context_stack;
 	error_context_stack = &context;
-	if (stmt->by_index)
-	{
+	if (stmt->by_index || stmt->without_triggers)
 		/* undone below, or by the abort of the (sub)transaction on an error */
 		guc_level = NewGUCNestLevel();
+	if (stmt->without_triggers)
+		(void) set_config_option("session_replication_role", "replica",
+								 PGC_SUSET, PGC_S_SESSION, GUC_ACTION_SAVE,
+								 true, 0, false);
+	if (stmt->by_index)
+	{
 		(void) set_config_option("enable_seqscan", "off", PGC_USERSET,
 								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
 		/*
@@ -151,7 +156,7 @@ Run(InventoryStatement *stmt, Datum *values, const char *nulls,
 	}
 	PG_END_TRY();
 	error_context_stack = context.previous;
-	if (stmt->by_index)
+	if (stmt->by_index || stmt->without_triggers)
 		AtEOXact_GUC(true, guc_level);
 	if (rc != expected_rc)
 		elog(ERROR, "pg_inventory: statement \"%s\" returned %s, expected %s",

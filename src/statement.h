@@ -24,6 +24,14 @@
  * jit off (a scan without an index then costs 1e10, which would make
  * every run compile its plan).
  *
+ * A statement that must fire no trigger sets without_triggers (after
+ * by_index): it runs with session_replication_role = replica, set like
+ * by_index's settings and undone the same way (the outbox's rings move
+ * events whose foreign key was checked when they were written).  The
+ * setting needs a superuser, which the functions run as (the extension's
+ * owner); PostgreSQL drops the backend's cached plans at each change, so
+ * such a statement must be rare.
+ *
  * Every error raised while a statement runs (a constraint, a lock timeout,
  * a serialization failure) carries the CONTEXT line
  * `pg_inventory statement "claim request key"` instead of the statement's
@@ -50,6 +58,8 @@ typedef struct InventoryStatement
 	SPIPlanPtr	plan;			/* prepared on first use, then kept */
 	bool		by_index;		/* planned and run with enable_seqscan and
 								 * jit off */
+	bool		without_triggers;	/* run with session_replication_role =
+									 * replica: no trigger fires */
 } InventoryStatement;
 
 extern uint64 InventoryRun(InventoryStatement *stmt, Datum *values,

@@ -85,6 +85,18 @@ Metrics::Metrics(prometheus::Registry &r, const std::string &relay,
                        "inventory_relay_outbox_oldest_unpublished_age_seconds",
                        "Age of the oldest live unpublished event, 0 when none "
                        "(inventory.outbox_metrics.lag_seconds).")},
+      below_low_water{
+        gauge(r, "inventory_relay_outbox_below_low_water_events",
+              "Live events below the outbox's low-water mark that a relay "
+              "could publish but never claims, changed by hand: alert above "
+              "0 (inventory.outbox_metrics.below_low_water; 0 before "
+              "schema 0.7).")},
+      published_age{
+        gauge(r, "inventory_relay_outbox_oldest_published_age_seconds",
+              "Age of the oldest published event still in the outbox, 0 when "
+              "none: above twice pg_inventory.outbox_retention plus a minute, "
+              "retention is held back (inventory.outbox_metrics."
+              "oldest_published_at; 0 before schema 0.8).")},
       unrouted{gauge(r, "inventory_relay_unrouted_queue_messages",
                      "Messages in the unrouted queue: events no queue was "
                      "bound for (the broker confirms them like any other, "

@@ -38,6 +38,8 @@ struct Metrics {
   prometheus::Gauge &retrying;    // outbox_metrics.retrying
   prometheus::Gauge &outbox_dead; // outbox_metrics.dead_lettered
   prometheus::Gauge &oldest_age;  // outbox_metrics.lag_seconds
+  prometheus::Gauge &below_low_water; // outbox_metrics.below_low_water
+  prometheus::Gauge &published_age;   // now() - oldest_published_at
   prometheus::Gauge &unrouted;    // depth of the unrouted queue
   // histograms
   prometheus::Histogram &publish_lag;    // occurred_at -> broker confirm

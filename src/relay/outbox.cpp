@@ -63,9 +63,15 @@ class Wakeup : public pqxx::notification_receiver {
   bool woken = false;
 };
 
+// below_low_water (0.7) and oldest_published_at (0.8) through to_jsonb:
+// NULL, not an error, on the older schemas the relay still serves
 const char *const metrics_sql =
   "SELECT unpublished, dead_lettered, round(lag_seconds::numeric, 3)::text, "
-  "retrying, lag_seconds FROM inventory.outbox_metrics";
+  "retrying, lag_seconds, "
+  "(to_jsonb(m) ->> 'below_low_water')::bigint, "
+  "COALESCE(extract(epoch FROM now() - "
+  "(to_jsonb(m) ->> 'oldest_published_at')::timestamptz)::float8, 0) "
+  "FROM inventory.outbox_metrics m";
 
 /// One read of outbox_metrics on CX (throws what the database throws).
 OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
@@ -81,6 +87,8 @@ OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
   m.dead_lettered_n = r[1].as<long long>();
   m.retrying_n = r[3].as<long long>();
   m.lag = r[4].as<double>();
+  m.below_low_water_n = r[5].is_null() ? -1 : r[5].as<long long>();
+  m.published_age = r[6].as<double>();
   m.known = true;
   return m;
 }

@@ -73,6 +73,10 @@ class OutboxClient {
     std::string unpublished = "?", dead_lettered = "?", lag_seconds = "?";
     long long unpublished_n = 0, retrying_n = 0, dead_lettered_n = 0;
     double lag = 0;
+    /// outbox_metrics.below_low_water; -1 on a schema before 0.7
+    long long below_low_water_n = -1;
+    /// seconds since oldest_published_at; 0 when none or before 0.8
+    double published_age = 0;
   };
   Metrics metrics();
 

@@ -281,6 +281,9 @@ OutboxClient::Metrics Relay::sample(long long *unrouted_out, bool fresh) {
     m_.retrying.Set(static_cast<double>(m.retrying_n));
     m_.outbox_dead.Set(static_cast<double>(m.dead_lettered_n));
     m_.oldest_age.Set(m.lag);
+    if (m.below_low_water_n >= 0)
+      m_.below_low_water.Set(static_cast<double>(m.below_low_water_n));
+    m_.published_age.Set(m.published_age);
   }
   if (unrouted >= 0) m_.unrouted.Set(static_cast<double>(unrouted));
   if (unrouted_out != nullptr) *unrouted_out = unrouted;

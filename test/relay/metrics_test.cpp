@@ -5,7 +5,11 @@
 //   Metrics.CountersMoveAsEventsFlow  N events: the relay's published
 //                                     counter says N, the publish lag and
 //                                     batch histograms count them, the
-//                                     backlog gauge drains to 0; the
+//                                     backlog gauge drains to 0, the
+//                                     age of the oldest published event
+//                                     grows, an event changed by hand
+//                                     below the low-water mark is counted;
+//                                     the
 //                                     fulfiller counts consumed,
 //                                     fulfilled, deduplicated and held
 //   Metrics.FailuresByReason          returned events: failed{reason=
@@ -94,6 +98,29 @@ TEST(Metrics, CountersMoveAsEventsFlow) {
   // every event is routed (queue `all` is bound with '#')
   EXPECT_TRUE(
     metric_becomes(rp, "inventory_relay_unrouted_queue_messages", 0));
+  // the oldest published event's age (0.8) grows from the drain on
+  EXPECT_TRUE(poll_until(
+    [&] {
+      return value(rp,
+                   "inventory_relay_outbox_oldest_published_age_seconds") > 0;
+    },
+    10s, 100ms));
+  // below the low-water mark (0.7): none; then the first event set back to
+  // unpublished by hand, under the mark, where no relay claims it: counted
+  // until it is published again (here: set back by hand)
+  t.db.exec("SELECT inventory.advance_outbox_low_water(true)");
+  EXPECT_TRUE(
+    metric_becomes(rp, "inventory_relay_outbox_below_low_water_events", 0));
+  t.db.exec("UPDATE inventory.outbox SET published_at = NULL, "
+            "claimed_until = NULL WHERE id = (SELECT min(id) FROM "
+            "inventory.outbox)");
+  EXPECT_TRUE(
+    metric_becomes(rp, "inventory_relay_outbox_below_low_water_events", 1));
+  EXPECT_EQ(value(rp, "inventory_relay_outbox_backlog_events"), 1);
+  t.db.exec("UPDATE inventory.outbox SET published_at = now() WHERE id = "
+            "(SELECT min(id) FROM inventory.outbox)");
+  EXPECT_TRUE(
+    metric_becomes(rp, "inventory_relay_outbox_below_low_water_events", 0));
 
   // the fulfiller: 10 confirmations fulfilled
   EXPECT_TRUE(

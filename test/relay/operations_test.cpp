@@ -493,6 +493,9 @@ TEST(Deploy, ExporterQueries) {
   EXPECT_EQ(outbox[0]["unpublished_events"].as<long long>(), 5);
   EXPECT_EQ(outbox[0]["dead_lettered_events"].as<long long>(), 0);
   EXPECT_GT(outbox[0]["oldest_unpublished_age_seconds"].as<double>(), -1);
+  EXPECT_EQ(outbox[0]["below_low_water_events"].as<long long>(), 0);
+  // nothing published yet
+  EXPECT_EQ(outbox[0]["oldest_published_age_seconds"].as<double>(), 0);
   const auto &stock = results["pg_inventory_stock"];
   ASSERT_EQ(stock.size(), 2u);
   std::map<std::string, std::vector<double>> by_tenant;
@@ -583,6 +586,9 @@ TEST(Deploy, ExporterScrape) {
   EXPECT_NE(body.find("# TYPE pg_inventory_outbox_oldest_unpublished_age_"
                       "seconds gauge"),
             std::string::npos);
+  EXPECT_EQ(value(body, "pg_inventory_outbox_below_low_water_events", ""), 0);
+  EXPECT_EQ(
+    value(body, "pg_inventory_outbox_oldest_published_age_seconds", ""), 0);
   EXPECT_EQ(exporter.log().find("level=error"), std::string::npos)
     << exporter.log();
 }

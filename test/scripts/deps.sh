@@ -19,6 +19,7 @@ PACKAGES=(
 	rabbitmq-server amqp-tools gnuplot-nox
 	openssl # the TLS tests make a throwaway CA
 	curl # make demo scrapes /metrics
+	prometheus-postgres-exporter # Deploy.ExporterScrape runs deploy/postgres_exporter/queries.yaml in it
 )
 
 installed() {

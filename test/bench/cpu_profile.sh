@@ -27,9 +27,9 @@
 # so that growth per call shows (issue #12 asks for none).
 # With BENCH_CPU_SCALE=1, the scale of data (issue #12): a third server of
 # this build with BENCH_SCALE_SKUS SKUs (1,000,000) and BENCH_SCALE_HISTORY
-# stored reservations (10,000,000, confirmed, with their lines and
-# transitions; loaded in bulk by SQL, then check_invariants must find
-# nothing), and competitor ext_big: the same reserve loop over all its SKUs,
+# stored reservations (10,000,000, cancelled, with their lines and
+# transitions; loaded in bulk by scale_load.sql, then check_invariants must
+# find nothing), and competitor ext_big: the same reserve loop over all its SKUs,
 # interleaved with the others.  The load takes minutes and gigabytes.
 # Writes test/bench/CPU_PROFILE.md.  Knobs: BENCH_CPU_ROUNDS (5),
 # BENCH_CPU_CALLS (4000), BENCH_CPU_MEMORY_CALLS (1000000), BENCH_BASE,
@@ -101,52 +101,14 @@ stop() {
 cleanup() { stop cur; stop base; stop big; rm -rf "$WORK"; }
 
 # load_big: SCALE_SKUS SKUs of tenant bench (named sku-0000001 on), each
-# with an opening receipt of 1,000,000,000 units, and SCALE_HISTORY
-# confirmed reservations of one unit each over them, with their lines and
-# both transitions, as the functions would have written them (a bulk load
-# by SQL: minutes where the functions would take hours); foreign-key
-# triggers are off while loading (session_replication_role = replica) and
+# with an opening receipt of 1,000,000,000 units, and SCALE_HISTORY stored
+# reservations over them with their lines and transitions: scale_load.sql
+# (also make bench's database bench_scale), a bulk load by SQL of the rows
+# the functions write (minutes where the functions would take hours);
 # check_invariants checks the result
 load_big() {
 	psql -X -q -v ON_ERROR_STOP=1 -h "$WORK/srv-big" -p "$(cat "$WORK/port-big")" -U postgres -d bench \
-		-v skus="$SCALE_SKUS" -v history="$SCALE_HISTORY" <<'SQL'
-SET synchronous_commit = off;
-SET session_replication_role = replica;
-SET maintenance_work_mem = '1GB';
-INSERT INTO inventory.location (tenant, location, created_at, updated_at)
-VALUES ('bench', 'default', now(), now());
-INSERT INTO inventory.sku (tenant, sku, created_at)
-SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), now() FROM generate_series(1, :skus) g;
-INSERT INTO inventory.stock_location (tenant, sku, location, level, version, created_at)
-SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 'default', 'in_stock', 1, now()
-FROM generate_series(1, :skus) g;
-INSERT INTO inventory.stock_ledger (tenant, sku, request_key, kind, delta, reason, available_after, actor, created_at, location)
-SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 'open-' || g, 'receipt', 1000000000, 'opening stock',
-	1000000000, 'bench-load', now() - interval '3 days', 'default'
-FROM generate_series(1, :skus) g;
--- reservation r holds one unit of SKU (r - 1) % skus + 1; the slot's
--- guards (0.6) as the functions set them: no safety stock (keep_units 0),
--- one slot in_stock without a low threshold (level_watch 0)
-INSERT INTO inventory.stock_slot (tenant, sku, slot, available, reserved, consumed, updated_at, location,
-	keep_units, level_watch)
-SELECT 'bench', 'sku-' || lpad(g::text, 7, '0'), 0, 1000000000 - c, 0, c, now(), 'default', 0, 0
-FROM (SELECT g, (:history / :skus + CASE WHEN g <= :history % :skus THEN 1 ELSE 0 END)::bigint AS c
-	  FROM generate_series(1, :skus) g) x;
-INSERT INTO inventory.reservation (id, tenant, request_key, state, expires_at, version, created_at, updated_at)
-SELECT r, 'bench', 'hist-' || r, 'confirmed', now() - interval '2 days', 2,
-	now() - interval '3 days', now() - interval '2 days'
-FROM generate_series(1, :history) r;
-INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity, location)
-SELECT r, 'bench', 'sku-' || lpad(((r - 1) % :skus + 1)::text, 7, '0'), 1, 'default'
-FROM generate_series(1, :history) r;
-INSERT INTO inventory.reservation_transition (reservation_id, from_state, to_state, actor, version, created_at)
-SELECT r, NULL, 'pending', 'bench-load', 1, now() - interval '3 days' FROM generate_series(1, :history) r
-UNION ALL
-SELECT r, 'pending', 'confirmed', 'bench-load', 2, now() - interval '2 days' FROM generate_series(1, :history) r;
-SELECT setval('inventory.reservation_id_seq', :history);
-RESET session_replication_role;
-VACUUM ANALYZE;
-SQL
+		-v skus="$SCALE_SKUS" -v history="$SCALE_HISTORY" -f "$BENCH/scale_load.sql"
 	local broken
 	broken=$(psql -X -q -At -h "$WORK/srv-big" -p "$(cat "$WORK/port-big")" -U postgres -d bench \
 		-c "SELECT count(*) FROM inventory.check_invariants()")

@@ -309,6 +309,17 @@ SQL
 
 # catalog: sku-00001..sku-10000 and the hot sku-00000, each restocked once
 # (through the extension, so the ledger matches and check_invariants holds)
+# app_db PSQL-FUNCTION DB: a new database DB with pg_inventory and what the
+# application role bench_app needs to reserve for tenant bench
+app_db() {
+	"$1" -d postgres -c "CREATE DATABASE $2"
+	"$1" -d "$2" -f - <<'SQL'
+CREATE EXTENSION pg_inventory;
+GRANT USAGE ON SCHEMA inventory TO bench_app;
+GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
+SELECT inventory.grant_tenant('bench', 'bench_app') \gset
+SQL
+}
 load_catalog() { # load_catalog DB
 	sql -d "$1" -c "SELECT count(inventory.restock('bench', concat('open-', s),
 		concat('sku-', lpad(s::text, 5, '0')), 2000000000, 'opening stock'))
@@ -519,13 +530,7 @@ if [ -n "$BASE" ]; then
 	# a fresh database of the same catalog on each server, used by this
 	# scenario only
 	bench_db() { # bench_db PSQL-FUNCTION DB: extension, grant, catalog
-		"$1" -d postgres -c "CREATE DATABASE $2"
-		"$1" -d "$2" -f - <<'SQL'
-CREATE EXTENSION pg_inventory;
-GRANT USAGE ON SCHEMA inventory TO bench_app;
-GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
-SELECT inventory.grant_tenant('bench', 'bench_app') \gset
-SQL
+		app_db "$1" "$2"
 		local t0 t1
 		t0=$(date +%s.%N)
 		"$1" -d "$2" -c "SELECT count(inventory.restock('bench', concat('open-', s),
@@ -701,13 +706,7 @@ SCALE_GOAL_SKUS=1000000
 SCALE_GOAL_RES=10000000
 log "scale: database bench_scale with $SCALE_SKUS SKUs and $SCALE_RES stored reservations"
 SCALE_SETUP_START=$(date +%s)
-sql -d postgres -c 'CREATE DATABASE bench_scale'
-sql -d bench_scale -f - <<'SQL'
-CREATE EXTENSION pg_inventory;
-GRANT USAGE ON SCHEMA inventory TO bench_app;
-GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
-SELECT inventory.grant_tenant('bench', 'bench_app') \gset
-SQL
+app_db sql bench_scale
 sql -d bench_scale -v skus="$SCALE_SKUS" -v history="$SCALE_RES" -f "$BENCH/scale_load.sql"
 sql -d bench_scale -c CHECKPOINT
 SCALE_SETUP_SECS=$(( $(date +%s) - SCALE_SETUP_START ))
@@ -1027,13 +1026,7 @@ else
 		RELAY_NOTE="skipped: RabbitMQ did not start ($(tail -n 1 "$WORK/rmq.log"))."
 	else
 		log "relay: database bench_relay (catalog, bench_app) and a backlog of $RELAY_EVENTS events"
-		sql -d postgres -c 'CREATE DATABASE bench_relay'
-		sql -d bench_relay -f - <<'SQL'
-CREATE EXTENSION pg_inventory;
-GRANT USAGE ON SCHEMA inventory TO bench_app;
-GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
-SELECT inventory.grant_tenant('bench', 'bench_app') \gset
-SQL
+		app_db sql bench_relay
 		load_catalog bench_relay
 		log "relay: catalog loaded"
 		# the backlog: the catalog's restock events plus reservations over
@@ -1535,7 +1528,7 @@ elif ! ge "$SCALE_N_SKUS" "$SCALE_GOAL_SKUS" || ! ge "$SCALE_N_RES" "$SCALE_GOAL
 	SCALE_WHY="not judged: the goal is at $SCALE_GOAL_SKUS SKUs and $SCALE_GOAL_RES stored reservations, this run had $SCALE_N_SKUS and $SCALE_N_RES (BENCH_SCALE_SKUS, BENCH_SCALE_HISTORY; the full mode has both); see Scale of data"
 elif ge "$R_SCALE" "$SCALE_GOAL"; then
 	SCALE_VERDICT="**MET**"
-	SCALE_WHY="a reserve reads and writes by index only (the SKU's slot, the request key, the reservation's id), so a larger catalog and history cost it deeper indexes and colder pages, not work per call; see Scale of data"
+	SCALE_WHY="a reserve reads and writes by index only (the SKU's slot, the request key, the reservation's id), so a larger catalog and history cost it deeper indexes and colder pages, not work per call; here the $SCALE_SIZE database fits in the page cache ($MEM of memory): with indexes larger than memory, calls would wait on reads; see Scale of data"
 else
 	SCALE_VERDICT="**NOT MET**"
 	SCALE_WHY="below ${SCALE_GOAL}x: the larger tables' index pages (the request keys, the reservation ids, the slots of a million SKUs) no longer stay in shared_buffers, so calls read and write colder pages; see Scale of data"

@@ -63,22 +63,45 @@ class Wakeup : public pqxx::notification_receiver {
   bool woken = false;
 };
 
-// below_low_water (0.7) and oldest_published_at (0.8) through to_jsonb:
-// NULL, not an error, on the older schemas the relay still serves
-const char *const metrics_sql =
-  "SELECT unpublished, dead_lettered, round(lag_seconds::numeric, 3)::text, "
-  "retrying, lag_seconds, "
-  "(to_jsonb(m) ->> 'below_low_water')::bigint, "
-  "COALESCE(extract(epoch FROM now() - "
-  "(to_jsonb(m) ->> 'oldest_published_at')::timestamptz)::float8, 0) "
-  "FROM inventory.outbox_metrics m";
+// The columns of outbox_metrics beside the first five that this role may
+// read: below_low_water (0.7) and oldest_published_at (0.8), absent from
+// older schemas (and maybe not granted, column by column).  Asked at every
+// read, so an ALTER EXTENSION UPDATE under a running relay shows at once;
+// named, never a whole-row reference, which would compute every column of
+// the view (published_last_minute counts a minute of events).
+const char *const metrics_columns_sql =
+  "SELECT a.attname::text FROM pg_catalog.pg_attribute a "
+  "WHERE a.attrelid = 'inventory.outbox_metrics'::regclass "
+  "AND a.attname IN ('below_low_water', 'oldest_published_at') "
+  "AND NOT a.attisdropped AND pg_catalog.has_column_privilege("
+  "a.attrelid, a.attnum, 'SELECT')";
+
+/// The read of outbox_metrics with the optional COLUMNS present.
+std::string metrics_sql(const std::vector<std::string> &columns) {
+  const auto has = [&](const char *c) {
+    return std::find(columns.begin(), columns.end(), c) != columns.end();
+  };
+  // an infinite published_at (a hand change) gives no age, not an error
+  return std::string(
+           "SELECT unpublished, dead_lettered, "
+           "round(lag_seconds::numeric, 3)::text, retrying, lag_seconds, ") +
+         (has("below_low_water") ? "below_low_water, " : "NULL::bigint, ") +
+         (has("oldest_published_at")
+            ? "CASE WHEN pg_catalog.isfinite(oldest_published_at) THEN "
+              "extract(epoch FROM pg_catalog.now() - oldest_published_at)"
+              "::float8 END "
+            : "NULL::float8 ") +
+         "FROM inventory.outbox_metrics";
+}
 
 /// One read of outbox_metrics on CX (throws what the database throws).
-OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
+OutboxClient::Metrics read_metrics(pqxx::connection &cx) {
   OutboxClient::Metrics m;
   pqxx::work tx{cx};
-  pqxx::row r =
-    prepared ? tx.exec_prepared1("metrics") : tx.exec1(metrics_sql);
+  std::vector<std::string> columns;
+  for (const auto &c : tx.exec(metrics_columns_sql))
+    columns.push_back(c[0].as<std::string>());
+  pqxx::row r = tx.exec1(metrics_sql(columns));
   tx.commit();
   m.unpublished = r[0].as<std::string>();
   m.dead_lettered = r[1].as<std::string>();
@@ -88,7 +111,7 @@ OutboxClient::Metrics read_metrics(pqxx::connection &cx, bool prepared) {
   m.retrying_n = r[3].as<long long>();
   m.lag = r[4].as<double>();
   m.below_low_water_n = r[5].is_null() ? -1 : r[5].as<long long>();
-  m.published_age = r[6].as<double>();
+  m.published_age = r[6].is_null() ? 0 : r[6].as<double>();
   m.known = true;
   return m;
 }
@@ -133,7 +156,6 @@ OutboxClient::OutboxClient(const Options &o)
                                       "$6::interval)");
                  cx.prepare("release", "SELECT inventory.relay_release("
                                        "$1, $2::bigint[])");
-                 cx.prepare("metrics", metrics_sql);
                  database_ = pgi::database_name(cx);
                  if (o_.listen)
                    s->wakeup = std::make_unique<Wakeup>(cx, o_.channel);
@@ -255,7 +277,7 @@ OutboxClient::Metrics OutboxClient::metrics() {
   Metrics m;
   if (!connected()) return m;
   try {
-    m = read_metrics(*link_.current()->cx, true);
+    m = read_metrics(*link_.current()->cx);
   } catch (const pqxx::broken_connection &e) {
     link_.lost(std::string("outbox_metrics: ") + e.what());
   } catch (const std::exception &) {
@@ -318,7 +340,7 @@ void MetricsSampler::run() {
         // told apart from the relay's own connection in pg_stat_activity
         cx->set_variable("application_name", "'inventory-relay metrics'");
       }
-      m = read_metrics(*cx, false);
+      m = read_metrics(*cx);
       failing = false;
     } catch (const std::exception &ex) {
       // said once per run of failures (a revoked grant, the connection

@@ -13,11 +13,25 @@
 //       [--batch-size N] [--in-flight N] [relay's other broker flags]
 //       --messages N --payload-bytes N
 //
-// Output (one line, key=value, on stdout):
-//   messages=N confirmed=N seconds=S rate=MSG_PER_S
-// Exit codes: 0 every message confirmed; 1 some nacked, returned or the
-// broker went away (the line still says how many were confirmed); the
-// relay's usage (64) and configuration (78) codes for bad flags.
+// It publishes into a topology of its own (exchange bench-ceiling, its
+// alternate exchange and queue bench-ceiling.unrouted, and --audit-queue
+// bound with '#'), never into the relay's exchange unless told to with
+// --exchange, and leaves its messages in the audit queue: run it against a
+// throwaway broker (make bench's) and purge or delete the queue after.  Of
+// the relay's options it uses the broker's (--amqp-url, --exchange,
+// --unrouted-*, --tls-*), --batch-size, --in-flight, --confirm-timeout,
+// --audit-queue, --cloudevents and --log-format; the others are accepted
+// and ignored.
+//
+// Output (one line, key=value, on stdout, on every path past the
+// options, a broker that cannot be reached included):
+//   messages=N confirmed=N seconds=S rate=MSG_PER_S nacked=N returned=N
+// SIGTERM/SIGINT: no further batch is sent; the batches in flight are
+// confirmed, the line printed (messages is what was asked) and the exit
+// code is 1.  Exit codes: 0 every message confirmed; 1 stopped, or some
+// nacked or returned, or the broker went away or could not be reached
+// (the line still says how many were confirmed); as the relay's: 64 usage,
+// 70 unexpected error, 77 no permission (credentials), 78 configuration.
 #include <algorithm>
 #include <cstdio>
 #include <deque>
@@ -64,26 +78,36 @@ int main(int argc, char **argv) {
     "Publishes synthetic events through the relay's publisher, without a "
     "database, and prints the rate the broker confirms them at.",
     "bench-broker-ceiling (pg_inventory make bench)"};
+  o.topology.exchange = "bench-ceiling";
   relay::declare_options(set, o);
-  set.count("--messages", "", &messages, 1, 100000000,
-            "events to publish [default 100000]");
-  set.count("--payload-bytes", "", &payload_bytes, 64, 1000000,
-            "size of each event's body [default 400]");
+  set.count("--messages", "", &messages, 1, 100000000, "events to publish");
+  set.count("--payload-bytes", "", &payload_bytes, 256, 1000000,
+            "size of each event's body in bytes (padded JSON)");
+  set.epilog(
+    "Uses the broker's options, --batch-size, --in-flight, "
+    "--confirm-timeout,\n--audit-queue, --cloudevents and --log-format; "
+    "the relay's other options are\naccepted and ignored (no database is "
+    "used).  Publishes into exchange bench-ceiling\nunless --exchange says "
+    "otherwise and leaves its messages in --audit-queue: run it\nagainst a "
+    "throwaway broker.\nSIGTERM/SIGINT: send nothing more, wait for the "
+    "batches in flight, print, exit 1.\nExit codes: 0 every message "
+    "confirmed, 1 stopped or not every message confirmed,\n64 usage, 70 "
+    "unexpected error, 77 no permission, 78 configuration.\n");
   return pgi::run_program(set, argc, argv, [&] {
     relay::Publisher publisher{o};
-    if (!publisher.ready()) {
-      pgi::log("broker_unreachable", {});
-      return 1;
-    }
     const std::size_t depth = static_cast<std::size_t>(o.in_flight);
     std::deque<relay::Flight> flights;
-    long long made = 0, confirmed = 0;
-    bool failed = false;
+    long long made = 0, confirmed = 0, nacked = 0, returned = 0;
     const long long start = pgi::now_ms();
-    while ((made < messages || !flights.empty()) && !failed) {
+    // the broker's verdict (the log says why when it is unreachable)
+    bool failed = !publisher.ready();
+    bool stopped = false;
+    while (((!stopped && made < messages) || !flights.empty()) && !failed) {
+      // a stop: nothing more is sent, the batches in flight are confirmed
+      if (!stopped && pgi::stop_requested()) stopped = true;
       // as the relay after a full claim: the next batch goes out while
       // up to --in-flight are unconfirmed
-      if (made < messages && flights.size() < depth) {
+      if (!stopped && made < messages && flights.size() < depth) {
         flights.emplace_back();
         relay::Flight &f = flights.back();
         const long long n = std::min(o.batch_size, messages - made);
@@ -103,17 +127,21 @@ int main(int argc, char **argv) {
       if (!publisher.receive(flights, o.confirm_timeout_ms)) failed = true;
       while (!flights.empty() && flights.front().done()) {
         for (const auto &e : flights.front().events)
-          if (e.confirmed())
+          if (e.confirmed()) {
             ++confirmed;
-          else
+          } else {
+            ++(e.returned ? returned : nacked);
             failed = true;
+          }
         flights.pop_front();
       }
     }
     const double seconds = (pgi::now_ms() - start) / 1000.0;
-    std::printf("messages=%lld confirmed=%lld seconds=%.3f rate=%.0f\n",
-                messages, confirmed, seconds,
-                seconds > 0 ? confirmed / seconds : 0.0);
-    return failed || confirmed != messages ? 1 : 0;
+    std::printf(
+      "messages=%lld confirmed=%lld seconds=%.3f rate=%.0f nacked=%lld "
+      "returned=%lld\n",
+      messages, confirmed, seconds, seconds > 0 ? confirmed / seconds : 0.0,
+      nacked, returned);
+    return failed || stopped || confirmed != messages ? 1 : 0;
   });
 }

@@ -38,11 +38,15 @@
 # availability read (inventory.availability for 100 SKUs per call, as
 # bench_app, BENCH_READERS clients) alone and side by side with uniform
 # reserve at 8 clients, confirm (8 clients),
-# expire_due draining BENCH_EXPIRE_ROWS due reservations (rows/s), NOTIFY's
+# expire_due draining BENCH_EXPIRE_ROWS due reservations (rows/s), the
+# scale of data (uniform reserve at 8 clients on BENCH_SCALE_SKUS SKUs and
+# BENCH_SCALE_HISTORY stored reservations against 10,000 SKUs), NOTIFY's
 # cost to producers (uniform reserve at 8 clients with and without a NOTIFY
 # trigger on the outbox), the relay end to end (optional: needs
 # build/src/relay/inventory-relay and RabbitMQ): a backlog drain (events/s,
-# median of the rounds; goal >= 20,000 events/s from 1,000,000 events), the
+# median of the rounds; goal >= 20,000 events/s from 1,000,000 events) and
+# after each drain round the broker's ceiling (bench-broker-ceiling: the
+# relay's publisher, the same batches, no database), the
 # lag at a steady 2,000 reservations/s (p50/p99/max, polling and --listen;
 # goal p99 < 100 ms) and the relay's resident memory, the outbox under a
 # snapshot held open elsewhere (producers at BENCH_HOLD_RATE/s and one relay,
@@ -70,6 +74,12 @@
 #                        snapshot runs follow the drain, and run only when
 #                        it succeeded
 #   BENCH_RELAY_BATCH    --batch-size of the backlog drain (2000)
+#   BENCH_HOLD_SECONDS   how long the outbox runs hold a snapshot open
+#                        (full 60, quick 20)
+#   BENCH_HOLD_RATE      producers' reservations/s in those runs (500)
+#   BENCH_HOLD_RETENTION purge_published's retention in seconds in those
+#                        runs, run every second beside the relay (full 10,
+#                        quick 4)
 #   BENCH_RELAY_BIN      the inventory-relay binary to measure (default
 #                        build/src/relay/inventory-relay; another build,
 #                        e.g. an older one, for a comparison)

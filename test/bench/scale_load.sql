@@ -3,7 +3,9 @@
 -- tenant bench with :skus SKUs (sku-0000001 .. ), each with an opening
 -- receipt of 1,000,000,000 units, and :history stored reservations
 -- (hist-1 .. , cancelled, one unit of one SKU each, SKU ((r - 1) mod :skus)
--- + 1, with their line and both log rows; no events).
+-- + 1, with their line and both log rows).  :skus is 1 to 9,999,999 (the
+-- SKU names have 7 digits) and :history at least 1; only the templates'
+-- three calls write outbox events, the copies none.
 --
 --   psql -v ON_ERROR_STOP=1 -v skus=N -v history=M -d DB -f scale_load.sql
 --
@@ -15,6 +17,17 @@
 -- guards, a location's level) is what the functions wrote, so the copies
 -- stay right when a later schema changes them.  Run check_invariants
 -- afterwards: both callers do.
+SELECT pg_catalog.set_config('scale_load.skus', :'skus', false) AS skus_set,
+	   pg_catalog.set_config('scale_load.history', :'history', false) AS history_set \gset
+DO $$
+BEGIN
+	IF NOT (current_setting('scale_load.skus')::bigint BETWEEN 1 AND 9999999
+			AND current_setting('scale_load.history')::bigint >= 1) THEN
+		RAISE EXCEPTION 'scale_load.sql: skus must be 1 to 9999999 (7-digit SKU names) and history at least 1'
+			USING ERRCODE = '22023';
+	END IF;
+END
+$$;
 SELECT inventory.restock('bench', 'open-1', 'sku-0000001', 1000000000, 'opening stock') AS available \gset
 SELECT (inventory.reserve('bench', 'hist-1', 'sku-0000001', 1)).status AS reserved \gset
 SELECT (inventory.cancel('bench', 'hist-1')).status AS cancelled \gset
@@ -42,12 +55,14 @@ INSERT INTO inventory.stock_ledger (tenant, sku, request_key, kind, delta, reaso
 SELECT l.tenant, k.sku, 'open-' || k.g, l.kind, l.delta, l.reason, l.available_after, l.actor,
 	   l.created_at, l.location
   FROM inventory.stock_ledger l, k WHERE l.sku = 'sku-0000001';
--- the history: hist-1 again as hist-2 .., ids after the sequence's last
+-- the history: hist-1 again as hist-2 .., ids after the sequence's last,
+-- 1 ms apart, the later the id the later its times (hist-N at hist-1's)
 SELECT last_value AS base FROM inventory.reservation_id_seq \gset
 INSERT INTO inventory.reservation (id, tenant, request_key, state, expires_at, version, reason, created_at,
 	updated_at, request)
-SELECT :base + g - 1, r.tenant, 'hist-' || g, r.state, r.expires_at, r.version, r.reason,
-	   r.created_at - g * interval '1 millisecond', r.updated_at - g * interval '1 millisecond', r.request
+SELECT :base + g - 1, r.tenant, 'hist-' || g, r.state, r.expires_at - (:history - g) * interval '1 millisecond',
+	   r.version, r.reason, r.created_at - (:history - g) * interval '1 millisecond',
+	   r.updated_at - (:history - g) * interval '1 millisecond', r.request
   FROM inventory.reservation r, generate_series(2, :history) AS g WHERE r.request_key = 'hist-1';
 INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity, location, available)
 SELECT :base + g - 1, l.tenant, 'sku-' || lpad(((g - 1) % :skus + 1)::text, 7, '0'), l.quantity,
@@ -57,7 +72,7 @@ SELECT :base + g - 1, l.tenant, 'sku-' || lpad(((g - 1) % :skus + 1)::text, 7, '
 INSERT INTO inventory.reservation_transition (reservation_id, from_state, to_state, reason, actor, version,
 	created_at)
 SELECT :base + g - 1, t.from_state, t.to_state, t.reason, t.actor, t.version,
-	   t.created_at - g * interval '1 millisecond'
+	   t.created_at - (:history - g) * interval '1 millisecond'
   FROM inventory.reservation_transition t JOIN inventory.reservation r ON r.id = t.reservation_id,
 	   generate_series(2, :history) AS g WHERE r.request_key = 'hist-1' ORDER BY g, t.version;
 SELECT setval('inventory.reservation_id_seq', :base + :history - 1) AS last_id \gset

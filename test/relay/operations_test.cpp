@@ -30,10 +30,9 @@
 //                                     column for each metric
 //   Deploy.ExporterScrape             and Debian's postgres_exporter itself
 //                                     reads the file and serves the
-//                                     pg_inventory_* metrics (skipped where
-//                                     prometheus-postgres-exporter is not
-//                                     installed: it is not in deps.sh, as
-//                                     its package enables a service)
+//                                     pg_inventory_* metrics (make deps
+//                                     installs prometheus-postgres-exporter;
+//                                     skipped where it is not installed)
 #include <arpa/inet.h>
 #include <filesystem>
 #include <fstream>

@@ -65,16 +65,15 @@ class Wakeup : public pqxx::notification_receiver {
 
 // The columns of outbox_metrics beside the first five that this role may
 // read: below_low_water (0.7) and oldest_published_at (0.8), absent from
-// older schemas (and maybe not granted, column by column).  Asked at every
-// read, so an ALTER EXTENSION UPDATE under a running relay shows at once;
-// named, never a whole-row reference, which would compute every column of
-// the view (published_last_minute counts a minute of events).
+// older schemas (and maybe not granted, column by column).  Named, never a
+// whole-row reference, which would compute every column of the view
+// (published_last_minute counts a minute of events).
 const char *const metrics_columns_sql =
   "SELECT a.attname::text FROM pg_catalog.pg_attribute a "
   "WHERE a.attrelid = 'inventory.outbox_metrics'::regclass "
   "AND a.attname IN ('below_low_water', 'oldest_published_at') "
   "AND NOT a.attisdropped AND pg_catalog.has_column_privilege("
-  "a.attrelid, a.attnum, 'SELECT')";
+  "a.attrelid, a.attnum, 'SELECT') ORDER BY a.attname";
 
 /// The read of outbox_metrics with the optional COLUMNS present.
 std::string metrics_sql(const std::vector<std::string> &columns) {
@@ -94,14 +93,36 @@ std::string metrics_sql(const std::vector<std::string> &columns) {
          "FROM inventory.outbox_metrics";
 }
 
+/// The metrics statements prepared on one connection: which optional
+/// columns the prepared read names.  A new connection starts empty.
+struct MetricsStatements {
+  bool prepared = false;
+  std::vector<std::string> columns;
+};
+
 /// One read of outbox_metrics on CX (throws what the database throws).
-OutboxClient::Metrics read_metrics(pqxx::connection &cx) {
+/// Each read asks the catalog (a prepared lookup) which optional columns
+/// there are, so an ALTER EXTENSION UPDATE under a running relay shows at
+/// the next read; the read itself is prepared again only when they
+/// changed, not planned at every read.
+OutboxClient::Metrics read_metrics(pqxx::connection &cx,
+                                   MetricsStatements &st) {
+  if (!st.prepared) cx.prepare("metrics_columns", metrics_columns_sql);
+  std::vector<std::string> columns;
+  {
+    pqxx::nontransaction q{cx};
+    for (const auto &c : q.exec_prepared("metrics_columns"))
+      columns.push_back(c[0].as<std::string>());
+  }
+  if (!st.prepared || columns != st.columns) {
+    if (st.prepared) cx.unprepare("metrics");
+    cx.prepare("metrics", metrics_sql(columns));
+    st.prepared = true;
+    st.columns = columns;
+  }
   OutboxClient::Metrics m;
   pqxx::work tx{cx};
-  std::vector<std::string> columns;
-  for (const auto &c : tx.exec(metrics_columns_sql))
-    columns.push_back(c[0].as<std::string>());
-  pqxx::row r = tx.exec1(metrics_sql(columns));
+  pqxx::row r = tx.exec_prepared1("metrics");
   tx.commit();
   m.unpublished = r[0].as<std::string>();
   m.dead_lettered = r[1].as<std::string>();
@@ -123,6 +144,7 @@ OutboxClient::Metrics read_metrics(pqxx::connection &cx) {
 struct OutboxClient::Session {
   std::unique_ptr<pqxx::connection> cx;
   std::unique_ptr<Wakeup> wakeup;
+  MetricsStatements metrics;
   ~Session() { wakeup.reset(); }
 };
 
@@ -277,7 +299,7 @@ OutboxClient::Metrics OutboxClient::metrics() {
   Metrics m;
   if (!connected()) return m;
   try {
-    m = read_metrics(*link_.current()->cx);
+    m = read_metrics(*link_.current()->cx, link_.current()->metrics);
   } catch (const pqxx::broken_connection &e) {
     link_.lost(std::string("outbox_metrics: ") + e.what());
   } catch (const std::exception &) {
@@ -331,16 +353,18 @@ OutboxClient::Metrics MetricsSampler::latest() const {
 
 void MetricsSampler::run() {
   std::unique_ptr<pqxx::connection> cx;
+  MetricsStatements statements; // of cx
   bool failing = false;
   for (;;) {
     OutboxClient::Metrics m;
     try {
       if (!cx || !cx->is_open()) {
         cx = pgi::connect_db(conninfo_);
+        statements = MetricsStatements{};
         // told apart from the relay's own connection in pg_stat_activity
         cx->set_variable("application_name", "'inventory-relay metrics'");
       }
-      m = read_metrics(*cx);
+      m = read_metrics(*cx, statements);
       failing = false;
     } catch (const std::exception &ex) {
       // said once per run of failures (a revoked grant, the connection

@@ -813,6 +813,11 @@ beam_cpu() {
 	pid=$(cat "$RMQ_DIR/rmq.pid" 2>/dev/null) || true
 	awk -v hz="$(getconf CLK_TCK)" '{ printf "%.2f", ($14 + $15) / hz }' "/proc/${pid:-0}/stat" 2>/dev/null || echo 0
 }
+# us_each N CPU0 CPU1: microseconds of the broker's CPU per message, from
+# two beam_cpu readings around N messages (0 for none)
+us_each() {
+	awk -v n="$1" -v a="$2" -v b="$3" 'BEGIN { printf "%.0f", (n > 0 ? (b - a) * 1e6 / n : 0) }'
+}
 # relay_bg LOG ARGS...: one relay in the background against bench_relay;
 # RELAY_PID.  Beside it, what the expiry worker does for the outbox of its
 # database every pass (1 s by default): advance_outbox_low_water (0.7), so
@@ -1090,10 +1095,12 @@ else
 			R_QUEUED=$(rmq_ctl list_queues name messages 2>/dev/null | awk '$1 == "bench_audit" { print $2 }')
 			printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$R_SECS" "$R_PUB" \
 				"$(awk -v n="$R_PUB" -v s="$R_SECS" 'BEGIN { printf "%.0f", n / s }')" \
-				"$(awk -v n="$R_PUB" -v a="$B0" -v b="$B1" 'BEGIN { printf "%.0f", (n > 0 ? (b - a) * 1e6 / n : 0) }')" >>"$WORK/drain.tsv"
+				"$(us_each "$R_PUB" "$B0" "$B1")" >>"$WORK/drain.tsv"
 			log "relay drain round $r: $R_PUB of $RELAY_TOTAL events in ${R_SECS}s = $(tail -n 1 "$WORK/drain.tsv" | cut -f 4) events/s, broker CPU $(tail -n 1 "$WORK/drain.tsv" | cut -f 5) us per event (${R_QUEUED:-?} messages in the queue afterwards; load average $(cut -d ' ' -f 1-3 /proc/loadavg))"
-			# the ceiling: the relay's publisher, the same batches and
-			# topology, no database (test/bench/broker_ceiling.cpp)
+			# the ceiling: the relay's publisher, the same batches, a
+			# topology of the same shape under its own exchange
+			# (bench-ceiling) bound to the same queue, no database
+			# (test/bench/broker_ceiling.cpp)
 			if [ -x "$CEILING_BIN" ]; then
 				rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
 				B0=$(beam_cpu)
@@ -1103,7 +1110,7 @@ else
 					# messages=N confirmed=N seconds=S rate=R
 					read -r C_N C_SECS C_RATE <<<"$(echo "$C_OUT" | sed -E 's/.*confirmed=([0-9]+) seconds=([0-9.]+) rate=([0-9]+).*/\1 \2 \3/')"
 					printf '%s\t%s\t%s\t%s\t%s\n' "$r" "$C_N" "$C_SECS" "$C_RATE" \
-						"$(awk -v n="$C_N" -v a="$B0" -v b="$B1" 'BEGIN { printf "%.0f", (n > 0 ? (b - a) * 1e6 / n : 0) }')" >>"$WORK/ceiling.tsv"
+						"$(us_each "$C_N" "$B0" "$B1")" >>"$WORK/ceiling.tsv"
 					log "broker ceiling round $r: $C_N messages in ${C_SECS}s = $C_RATE messages/s, broker CPU $(tail -n 1 "$WORK/ceiling.tsv" | cut -f 5) us per message (the relay's publisher, batch $RELAY_BATCH, no database)"
 				else
 					log "broker ceiling round $r failed: $C_OUT (see $WORK/ceiling.log)"
@@ -1124,7 +1131,7 @@ else
 				CEIL_US=$(cut -f 5 "$WORK/ceiling.tsv" | median %.0f)
 				# cores the broker alone would need at the goal's rate
 				CEIL_CORES=$(awk -v u="$CEIL_US" -v g="$DRAIN_GOAL" 'BEGIN { printf "%.2f", u * g / 1e6 }')
-				CEILING_NOTE="**The broker's ceiling.** After each drain, \`bench-broker-ceiling\` (test/bench/broker_ceiling.cpp: the relay's own publisher, the same topology, batches of $RELAY_BATCH, publisher confirms, persistent messages of the backlog's average size, $PAYLOAD_BYTES bytes, and no database) published $CEIL_N messages: **$CEIL_RATE messages/s** (median of $(wc -l <"$WORK/ceiling.tsv") round(s)), the broker's Erlang VM using **$CEIL_US µs of CPU per message** (during the drains: $DRAIN_US µs per event). At that cost the broker alone needs $CEIL_CORES cores for $DRAIN_GOAL messages/s, before the server's claim and mark and the relay's own work; this machine has $(nproc). The drain reached $(awk -v a="$RELAY_RATE" -v b="$CEIL_RATE" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x of the ceiling."
+				CEILING_NOTE="**The broker's ceiling.** After each drain, \`bench-broker-ceiling\` (test/bench/broker_ceiling.cpp: the relay's own publisher, a topology of the same shape under its own exchange, batches of $RELAY_BATCH, publisher confirms, persistent messages of the backlog's average size, $PAYLOAD_BYTES bytes, and no database) published $CEIL_N messages: **$CEIL_RATE messages/s** (median of $(wc -l <"$WORK/ceiling.tsv") round(s)), the broker's Erlang VM using **$CEIL_US µs of CPU per message** (during the drains: $DRAIN_US µs per event). At that cost the broker alone needs $CEIL_CORES cores for $DRAIN_GOAL messages/s, before the server's claim and mark and the relay's own work; this machine has $(nproc). The drain reached $(awk -v a="$RELAY_RATE" -v b="$CEIL_RATE" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }')x of the ceiling."
 			else
 				CEILING_NOTE="**The broker's ceiling.** Not measured: $(realpath --relative-to="$ROOT" "$CEILING_BIN" 2>/dev/null || echo build/test/bench/bench-broker-ceiling) is not built or failed (cmake -S . -B build && cmake --build build)."
 			fi

@@ -344,10 +344,40 @@ COMMENT ON TRIGGER stock_view_update ON inventory.stock IS
 
 
 /* ---------------------------------------------------------------------
+ * The reservations' rings (0.9; README "History retention: rings").
+ * reservation, reservation_line and reservation_transition are each
+ * partitioned into four rings by the reservation id modulo 4: a
+ * reservation's lines and log rows are in the ring of its id, and the ring
+ * is written in the id itself (the id is a sequence number times 4 plus
+ * the ring current when it was made), so every statement that names a
+ * reservation by id reaches its ring without knowing about rings, and the
+ * ring of a reservation never changes.  purge_history removes the finished
+ * history a ring at a time, by truncating the ring's three partitions once
+ * every reservation in it finished before the retention, and makes the
+ * next ring current once it is empty: finished reservations and the
+ * transition log leave whole, never by DELETE, so no dead rows are left
+ * whatever transaction is held open elsewhere (PgQ's rotating tables).
+ * ------------------------------------------------------------------- */
+CREATE SEQUENCE inventory.reservation_ring AS smallint MINVALUE 0 MAXVALUE 3 START 0 NO CYCLE;
+COMMENT ON SEQUENCE inventory.reservation_ring IS
+	'The reservations'' current ring (its last_value, 0 to 3): new reservation ids end in it (id modulo 4). Moved on by purge_history only; never set it by hand. Not dumped by pg_dump: a restored database starts at ring 0 (any ring is safe to write to).';
+CREATE SEQUENCE inventory.reservation_id_seq AS bigint MINVALUE 1 START 1 NO CYCLE;
+COMMENT ON SEQUENCE inventory.reservation_id_seq IS
+	'Sequence numbers of reservation ids (0.9): a new id is the next value times 4 plus the current ring (inventory._reservation_id).';
+
+CREATE FUNCTION inventory._reservation_id(id_sequence regclass, ring_sequence regclass)
+	RETURNS bigint
+	LANGUAGE C VOLATILE STRICT
+	AS 'MODULE_PATHNAME', 'inventory_reservation_id';
+COMMENT ON FUNCTION inventory._reservation_id(regclass, regclass) IS
+	'Default of reservation.id (0.9), called with inventory.reservation_id_seq and inventory.reservation_ring: the next value of the first times 4 plus the current ring (the last value of the second, read once per transaction), so that the id names its ring (id % 4) and ids still grow in the order they are drawn. Any ring is safe to write to: purge_history truncates a ring only while it holds its partitions exclusively, so never under a writer that has not committed, and only when every reservation in it finished before the retention. Internal: runs as the extension''s owner inside reserve. Errors: those of nextval, 42501 without SELECT or USAGE on the ring sequence, 22003 past the largest id (2^61 reservations).';
+
+/* ---------------------------------------------------------------------
  * reservation: one row per (tenant, request_key).
  * ------------------------------------------------------------------- */
 CREATE TABLE inventory.reservation (
-	id			bigserial NOT NULL,
+	id			bigint NOT NULL DEFAULT inventory._reservation_id(
+		'inventory.reservation_id_seq'::regclass, 'inventory.reservation_ring'::regclass),
 	tenant		inventory.name_id NOT NULL,
 	request_key inventory.request_key NOT NULL,
 	state		text NOT NULL,
@@ -357,8 +387,6 @@ CREATE TABLE inventory.reservation (
 	created_at	timestamptz NOT NULL,
 	updated_at	timestamptz NOT NULL,
 	request		jsonb,
-	CONSTRAINT reservation_pkey PRIMARY KEY (id),
-	CONSTRAINT reservation_request_key_unique UNIQUE (tenant, request_key),
 	CONSTRAINT reservation_state_valid
 		CHECK (inventory.is_reservation_state(state)),
 	CONSTRAINT reservation_expiry_unless_rejected
@@ -366,15 +394,16 @@ CREATE TABLE inventory.reservation (
 	CONSTRAINT reservation_version_positive CHECK (version >= 1),
 	CONSTRAINT reservation_reason_length CHECK (char_length(reason) <= 1000),
 	CONSTRAINT reservation_request_array CHECK (pg_catalog.jsonb_typeof(request) = 'array')
-);
+) PARTITION BY LIST ((id % 4));
+ALTER SEQUENCE inventory.reservation_id_seq OWNED BY inventory.reservation.id;
 -- expire_due reads pending reservations oldest first: this partial index
 -- holds only pending rows, so its size follows the open reservations, not
 -- the history.
 CREATE INDEX reservation_pending_due ON inventory.reservation (expires_at, id)
 	WHERE state = 'pending';
 COMMENT ON TABLE inventory.reservation IS
-	'One reservation per (tenant, request_key); state moves only through the pg_inventory functions.';
-COMMENT ON COLUMN inventory.reservation.id IS 'Surrogate key, referenced by lines, transitions and events.';
+	'One reservation per (tenant, request_key); state moves only through the pg_inventory functions. 0.9: partitioned by id % 4 into reservation_ring_0 to reservation_ring_3, so that purge_history removes finished reservations a ring at a time (TRUNCATE), never row by row; the id is unique and the request key is unique per tenant in every ring and, through reserve, across the rings.';
+COMMENT ON COLUMN inventory.reservation.id IS 'Surrogate key, referenced by lines, transitions and events. 0.9: a sequence number times 4 plus the ring (id % 4) current when the reservation was made (inventory._reservation_id); ids grow but are not consecutive.';
 COMMENT ON COLUMN inventory.reservation.tenant IS 'Tenant that made the reservation.';
 COMMENT ON COLUMN inventory.reservation.request_key IS 'Idempotency key of the reserve call that created it.';
 COMMENT ON COLUMN inventory.reservation.state IS 'pending, confirmed, cancelled, expired, rejected (stored insufficient outcome) or compensated.';
@@ -397,19 +426,15 @@ CREATE TABLE inventory.reservation_line (
 	quantity	integer NOT NULL,
 	location	inventory.name_id,
 	available	bigint,
-	CONSTRAINT reservation_line_unique
-		UNIQUE NULLS NOT DISTINCT (reservation_id, sku, location),
-	CONSTRAINT reservation_line_reservation_fk FOREIGN KEY (reservation_id)
-		REFERENCES inventory.reservation (id),
 	CONSTRAINT reservation_line_sku_fk FOREIGN KEY (tenant, sku)
 		REFERENCES inventory.sku (tenant, sku),
 	CONSTRAINT reservation_line_location_fk FOREIGN KEY (tenant, location)
 		REFERENCES inventory.location (tenant, location),
 	CONSTRAINT reservation_line_quantity_positive CHECK (quantity >= 1),
 	CONSTRAINT reservation_line_available_nonneg CHECK (available >= 0)
-);
+) PARTITION BY LIST ((reservation_id % 4));
 COMMENT ON TABLE inventory.reservation_line IS
-	'The lines of a reservation: one row per (sku, location) of its allocation with the units held there; rejected reservations keep their requested lines, one per (sku, pinned location or none).';
+	'The lines of a reservation: one row per (sku, location) of its allocation with the units held there; rejected reservations keep their requested lines, one per (sku, pinned location or none). 0.9: partitioned by reservation_id % 4 into reservation_line_ring_0 to reservation_line_ring_3, beside their reservation''s ring.';
 COMMENT ON COLUMN inventory.reservation_line.reservation_id IS 'The reservation.';
 COMMENT ON COLUMN inventory.reservation_line.tenant IS 'The reservation''s tenant (kept for the stock foreign key).';
 COMMENT ON COLUMN inventory.reservation_line.sku IS 'The SKU held.';
@@ -472,17 +497,11 @@ CREATE TABLE inventory.reservation_transition (
 	actor		text NOT NULL,
 	version		integer NOT NULL,
 	created_at	timestamptz NOT NULL,
-	CONSTRAINT reservation_transition_pkey PRIMARY KEY (id),
-	CONSTRAINT reservation_transition_reservation_fk FOREIGN KEY (reservation_id)
-		REFERENCES inventory.reservation (id),
-	-- one log row per version: a transition cannot be logged twice
-	CONSTRAINT reservation_transition_one_per_version
-		UNIQUE (reservation_id, version),
 	CONSTRAINT reservation_transition_state_valid
 		CHECK (inventory.is_reservation_state(to_state))
-);
+) PARTITION BY LIST ((reservation_id % 4));
 COMMENT ON TABLE inventory.reservation_transition IS
-	'Transition log: one row per state change of a reservation, including the stored rejection (from NULL to rejected).';
+	'Transition log: one row per state change of a reservation, including the stored rejection (from NULL to rejected). 0.9: partitioned by reservation_id % 4 into reservation_transition_ring_0 to reservation_transition_ring_3, beside their reservation''s ring.';
 COMMENT ON COLUMN inventory.reservation_transition.id IS 'Surrogate key in insertion order.';
 COMMENT ON COLUMN inventory.reservation_transition.reservation_id IS 'The reservation.';
 COMMENT ON COLUMN inventory.reservation_transition.from_state IS 'State before the change; NULL when the reservation was created.';
@@ -491,6 +510,50 @@ COMMENT ON COLUMN inventory.reservation_transition.reason IS 'Reason given by th
 COMMENT ON COLUMN inventory.reservation_transition.actor IS 'Role in effect when the call ran.';
 COMMENT ON COLUMN inventory.reservation_transition.version IS 'Reservation version after the change.';
 COMMENT ON COLUMN inventory.reservation_transition.created_at IS 'When the change happened (pg_inventory clock).';
+
+/*
+ * The rings' partitions (0.9): ring k of each table holds the rows whose
+ * reservation id is k modulo 4.  The keys are declared on each partition
+ * (a partitioned table's keys must contain its partition key, here an
+ * expression): since the ring is a function of the reservation id, unique
+ * per partition on the id is unique over the table.  The foreign keys go
+ * from partition to partition of the same ring, so that purge_history can
+ * truncate a ring's three partitions together.  The request key is unique
+ * per ring here and across the rings through reserve (a lock on the key,
+ * reservation.c).
+ */
+DO $rings$
+DECLARE
+	k integer;
+BEGIN
+	FOR k IN 0..3 LOOP
+		EXECUTE pg_catalog.format($f$
+CREATE TABLE inventory.reservation_ring_%1$s PARTITION OF inventory.reservation
+	(CONSTRAINT reservation_ring_%1$s_pkey PRIMARY KEY (id),
+	 CONSTRAINT reservation_ring_%1$s_request_key_unique UNIQUE (tenant, request_key))
+	FOR VALUES IN (%1$s);
+CREATE TABLE inventory.reservation_line_ring_%1$s PARTITION OF inventory.reservation_line
+	(CONSTRAINT reservation_line_ring_%1$s_unique
+		UNIQUE NULLS NOT DISTINCT (reservation_id, sku, location),
+	 CONSTRAINT reservation_line_ring_%1$s_reservation_fk FOREIGN KEY (reservation_id)
+		REFERENCES inventory.reservation_ring_%1$s (id))
+	FOR VALUES IN (%1$s);
+CREATE TABLE inventory.reservation_transition_ring_%1$s PARTITION OF inventory.reservation_transition
+	(CONSTRAINT reservation_transition_ring_%1$s_pkey PRIMARY KEY (id),
+	 -- one log row per version: a transition cannot be logged twice
+	 CONSTRAINT reservation_transition_ring_%1$s_one_per_version
+		UNIQUE (reservation_id, version),
+	 CONSTRAINT reservation_transition_ring_%1$s_reservation_fk FOREIGN KEY (reservation_id)
+		REFERENCES inventory.reservation_ring_%1$s (id))
+	FOR VALUES IN (%1$s);
+COMMENT ON TABLE inventory.reservation_ring_%1$s IS 'Ring %1$s of inventory.reservation (0.9): the reservations whose id %% 4 is %1$s; a partition, read and written through inventory.reservation. purge_history truncates it with its lines and transitions when every reservation in it finished before the retention.';
+COMMENT ON TABLE inventory.reservation_line_ring_%1$s IS 'Ring %1$s of inventory.reservation_line (0.9): the lines of the reservations of reservation_ring_%1$s; a partition, read and written through inventory.reservation_line.';
+COMMENT ON TABLE inventory.reservation_transition_ring_%1$s IS 'Ring %1$s of inventory.reservation_transition (0.9): the transitions of the reservations of reservation_ring_%1$s; a partition, read and written through inventory.reservation_transition.';
+COMMENT ON CONSTRAINT reservation_ring_%1$s_request_key_unique ON inventory.reservation_ring_%1$s IS 'A request key once per tenant in the ring (reserve keeps it once across the rings).';
+$f$, k);
+	END LOOP;
+END
+$rings$;
 
 /* ---------------------------------------------------------------------
  * Tenant grants: which roles may act for which tenants.  A grant is a row
@@ -566,8 +629,6 @@ CREATE TABLE inventory.outbox (
 	CONSTRAINT outbox_event_type_valid
 		CHECK (inventory.is_event_type(event_type)),
 	CONSTRAINT outbox_attempts_nonneg CHECK (attempts >= 0),
-	CONSTRAINT outbox_reservation_fk FOREIGN KEY (reservation_id)
-		REFERENCES inventory.reservation (id),
 	CONSTRAINT outbox_dead_unpublished
 		CHECK (dead_at IS NULL OR published_at IS NULL),
 	CONSTRAINT outbox_claimed_by_length CHECK (char_length(claimed_by) <= 64)
@@ -819,12 +880,21 @@ REVOKE ALL ON ALL SEQUENCES IN SCHEMA inventory FROM PUBLIC;
 
 SELECT pg_catalog.pg_extension_config_dump('inventory.sku', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.stock_slot', '');
-SELECT pg_catalog.pg_extension_config_dump('inventory.reservation', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_ring_0', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_ring_1', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_ring_2', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_ring_3', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line_ring_0', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line_ring_1', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line_ring_2', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line_ring_3', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_ring_0', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_ring_1', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_ring_2', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_ring_3', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_id_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_line', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.stock_ledger', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.stock_ledger_id_seq', '');
-SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.reservation_transition_id_seq', '');
 -- only live grants: a row whose role lost the marker is left out
 SELECT pg_catalog.pg_extension_config_dump('inventory.tenant_grant',
@@ -1136,7 +1206,7 @@ CREATE FUNCTION inventory.purge_history(older_than interval DEFAULT '90 days',
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_purge_history';
 COMMENT ON FUNCTION inventory.purge_history(interval, integer, boolean) IS
-	'Retention: deletes at most max_rows (1 to 1000000) finished reservations (confirmed, cancelled, expired, rejected, compensated) whose last change is more than older_than (0 to 10 years) ago by the pg_inventory clock and none of whose events is unpublished or dead-lettered, oldest first, with their lines, transitions and published events; with archive, first keeps each as one document in reservation_archive. The units of removed confirmed reservations stay counted in purged_confirmed. Skips reservations and events another transaction holds (SKIP LOCKED): never waits on them. A request key it removed no longer replays. The worker runs it with pg_inventory.history_retention. Returns how many reservations it removed. Errors: 22023 bad argument, 0A000 schema before 0.5.';
+	'Retention: removes finished reservations (confirmed, cancelled, expired, rejected, compensated) with their lines and transitions, a ring at a time (0.9): every ring but the current one all of whose reservations finished (last change) more than older_than (0 to 10 years) ago by the pg_inventory clock is truncated, its three partitions together, never row by row; then the next ring becomes current once it is empty and the current ring''s oldest reservation was made more than older_than/2 ago. Finished reservations thus stay between older_than and about twice that, longer while a pending or recently changed reservation keeps its ring. With archive, first keeps each as one document in reservation_archive, at most max_rows (1 to 1000000) new documents per call: a ring goes once all its reservations are archived (without archive max_rows is not used: a ring goes whole). The units of removed confirmed reservations stay counted in purged_confirmed. Events stay: they leave by purge_published. A ring another transaction holds (one that read or wrote one of its reservations and has not ended) is left for a later call, never waited for; one purge at a time (advisory lock, objsubid 20557). A request key it removed no longer replays. Must run at READ COMMITTED. The worker runs it with pg_inventory.history_retention. Returns how many reservations it removed. Errors: 22023 bad argument, 25001 in a REPEATABLE READ or SERIALIZABLE transaction, 0A000 schema before 0.5.';
 
 CREATE FUNCTION inventory.archive_ledger(older_than interval DEFAULT '365 days',
 		max_rows integer DEFAULT 10000)

@@ -227,6 +227,7 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 		call->storage = &InventoryLocatedStorage;
 	call->guarded = call->located &&
 		get_attnum(slots, "keep_units") != InvalidAttrNumber;
+	call->ringed = SchemaHas(nsp, "reservation_ring");
 	InventorySlotGuards(call->guarded);
 	GetUserIdAndSecContext(&call->save_userid, &call->save_sec_context);
 	InventorySlotSpread(CallSpreadKey(fcinfo));

@@ -94,8 +94,8 @@ InventoryRelid(const char *name)
  * *isnull set, when it was never called).  Errors: 42501 without SELECT or
  * USAGE on it.
  */
-static int64
-SequenceLastValue(Oid seq, bool *isnull)
+int64
+InventorySequenceLastValue(Oid seq, bool *isnull)
 {
 	LOCAL_FCINFO(last, 1);
 	Datum		value;
@@ -790,18 +790,18 @@ RingPartition(int ring)
 }
 
 /*
- * LockRingPartition
- *		Takes the ring's partition exclusively without queueing for it:
- *		tries up to RING_LOCK_TRIES times, 1 ms apart, since the relays'
- *		claims and marks lock every ring for a few milliseconds each and a
- *		single try on a busy outbox mostly fails.  Never waits in the lock
- *		queue, so no claim or writer ever waits behind the purge's request.
- *		Returns whether it holds the lock.
+ * InventoryLockWithoutQueue
+ *		Takes relation rel (a ring's partition) exclusively without
+ *		queueing for it: tries up to RING_LOCK_TRIES times, 1 ms apart,
+ *		since the relays' claims and marks lock every outbox ring for a few
+ *		milliseconds each and a single try on a busy table mostly fails.
+ *		Never waits in the lock queue, so no call ever waits behind the
+ *		purge's request.  Returns whether it holds the lock.
  */
 #define RING_LOCK_TRIES 20
 
-static bool
-LockRingPartition(Oid rel)
+bool
+InventoryLockWithoutQueue(Oid rel)
 {
 	int			i;
 
@@ -820,7 +820,7 @@ LockRingPartition(Oid rel)
 /*
  * TruncateRing
  *		Empties ring (not the current one, cur): takes its partition
- *		exclusively without queueing (LockRingPartition: a transaction
+ *		exclusively without queueing (InventoryLockWithoutQueue: a transaction
  *		that writes to it, or reads the outbox, holds a lock on it),
  *		checks again that none of its events was published at or after
  *		cutoff, moves its unpublished events into ring cur and truncates
@@ -856,7 +856,7 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 		return -1;
 	InventoryRun(&ring_published, values, NULL, SPI_OK_SELECT);
 	published = InventoryResultInt64(0, 1);
-	if (!LockRingPartition(rel))
+	if (!InventoryLockWithoutQueue(rel))
 		return -1;
 	/*
 	 * again under the lock: a relay may have published one of its events
@@ -1052,7 +1052,7 @@ inventory_outbox_ring(PG_FUNCTION_ARGS)
 	if (ring_lxid != MyProc->lxid)
 	{
 		bool		isnull;
-		int64		ring = SequenceLastValue(PG_GETARG_OID(0), &isnull);
+		int64		ring = InventorySequenceLastValue(PG_GETARG_OID(0), &isnull);
 
 		ring_value = (int16) ((ring >= 0 && ring < OUTBOX_RINGS) ? ring : 0);
 		ring_lxid = MyProc->lxid;
@@ -1093,7 +1093,7 @@ inventory_next_event_id(PG_FUNCTION_ARGS)
 		LOCKTAG		tag;
 
 		/* the last id drawn (0: none yet), not a new one: ids stay dense */
-		marker = SequenceLastValue(seq, &isnull);
+		marker = InventorySequenceLastValue(seq, &isnull);
 
 		SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (marker >> 32),
 							 (uint32) marker, INVENTORY_LOCK_EVENT_MARKER);

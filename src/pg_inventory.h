@@ -4,6 +4,9 @@
  *		Declarations shared by the C files of the pg_inventory extension.
  *
  * Lock order (README "Locking"), followed by every function:
+ *	0. the request key lock (0.9 on, reserve only: an advisory lock on a
+ *	   hash of the tenant and key, held to the transaction's end; it keeps
+ *	   a key once across the reservations' rings, reservation.c);
  *	1. reservation rows (one per call; expire_due and purge_history take a
  *	   batch with SKIP LOCKED and so never wait on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
@@ -108,10 +111,26 @@ typedef struct InventoryCall
 	bool		located;		/* 0.5 on: stock per (sku, location) */
 	bool		guarded;		/* 0.6 on: slots carry keep_units and
 								 * level_watch (storage_slot.c) */
+	bool		ringed;			/* 0.9 on: reservations in rings
+								 * (retention.c) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;
 } InventoryCall;
+
+/*
+ * pg_locks.objsubid of the advisory locks pg_inventory takes (values user
+ * code cannot take: pg_advisory_lock uses 1 and 2): 20553 to 20555 are the
+ * outbox's (outbox.c); REQUEST_KEY (0.9) is reserve's lock on a hash of
+ * (tenant, request key), HISTORY_PURGE (0.9) purge_history's on the
+ * reservations' rings (retention.c).
+ */
+#define INVENTORY_LOCK_REQUEST_KEY	20556
+#define INVENTORY_LOCK_HISTORY_PURGE	20557
+
+/* outbox.c */
+extern int64 InventorySequenceLastValue(Oid seq, bool *isnull);
+extern bool InventoryLockWithoutQueue(Oid rel);
 
 /* pg_inventory.c */
 extern TimestampTz InventoryNow(void);

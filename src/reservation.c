@@ -17,8 +17,12 @@
 
 #include "access/htup_details.h"
 #include "catalog/pg_collation.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
+#include "common/hashfn.h"
 #include "funcapi.h"
+#include "miscadmin.h"
+#include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -647,6 +651,55 @@ static InventoryStatement claim_key_guarded = {
 };
 
 /*
+ * 0.9: the claim on the reservations' rings.  The request key is unique
+ * per ring (each ring's unique index), not across the rings, so the claim
+ * runs under the request key lock (LockRequestKey) and inserts only when
+ * no ring holds the key: a concurrent call with the same key waits for the
+ * lock, then sees the winner's row (at READ COMMITTED this statement's
+ * snapshot is taken after the lock).  The new id's ring is the current
+ * one (inventory._reservation_id).
+ */
+static InventoryStatement claim_key_ringed = {
+	"claim request key",
+	"INSERT INTO inventory.reservation AS r "
+	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
+	"request) SELECT $1, $2, 'pending', $3, 1, $4, $4, $5 "
+	"WHERE NOT EXISTS (SELECT 1 FROM inventory.reservation x "
+	"WHERE x.tenant = $1 AND x.request_key = $2) RETURNING r.id",
+	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
+};
+
+/* 0.9: whether a reservation holds key $2 of tenant $1, in any ring */
+static InventoryStatement key_taken = {
+	"look up a request key",
+	"SELECT 1 FROM inventory.reservation x WHERE x.tenant = $1 AND x.request_key = $2",
+	2, {TEXTOID, TEXTOID}
+};
+
+/*
+ * LockRequestKey
+ *		0.9: takes the request key lock of (tenant, key): an exclusive
+ *		advisory lock (objsubid INVENTORY_LOCK_REQUEST_KEY, classid and
+ *		objid a 64-bit hash of both) held to the end of the transaction,
+ *		or of the subtransaction if that rolls back (with the claim).  Two
+ *		keys with the same hash only wait for each other.  First in the
+ *		lock order (pg_inventory.h): taken before any row lock.
+ */
+static void
+LockRequestKey(const char *tenant, const char *key)
+{
+	LOCKTAG		tag;
+	uint64		h;
+
+	/* the tenant with its terminating zero, so that ("ab", "c") != ("a", "bc") */
+	h = hash_bytes_extended((const unsigned char *) tenant, strlen(tenant) + 1, 0);
+	h = hash_bytes_extended((const unsigned char *) key, strlen(key), h);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
+						 INVENTORY_LOCK_REQUEST_KEY);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
+
+/*
  * The records of a new pending reservation: its lines, the transition
  * NULL -> pending and the reservation.reserved event.  $1 id, $2 skus, $3
  * quantities, $4 actor, $5 clock, $6 tenant, $7 key, $8 expires_at (the
@@ -825,6 +878,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	InventoryLines held = {0, 0, NULL};
 	InventoryLines rejection = {0, 0, NULL};
 	bool		claimed = false;
+	bool		taken_latest = false;
 	int			attempt;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
@@ -847,6 +901,17 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		values[4] = LinesJsonb(lines, true);
 	else
 		nulls[4] = 'n';
+	if (call.ringed)
+	{
+		LockRequestKey(tenant, key);
+		/*
+		 * a transaction snapshot taken before the key's winner committed
+		 * would not see it and claim the key a second time (in another
+		 * ring): as ON CONFLICT does, that is a serialization failure
+		 */
+		if (IsolationUsesXactSnapshot())
+			taken_latest = InventoryRunLatest(&key_taken, values, NULL) > 0;
+	}
 	/*
 	 * A key that conflicted can be gone by the time it is read
 	 * (purge_history removed it meanwhile): then it is claimed again, as a
@@ -854,10 +919,18 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	 */
 	for (attempt = 0;; attempt++)
 	{
-		if (InventoryRun(call.guarded ? &claim_key_guarded : STMT(&call, claim_key),
+		if (InventoryRun(call.ringed ? &claim_key_ringed :
+						 call.guarded ? &claim_key_guarded : STMT(&call, claim_key),
 						 values, nulls, call.located && !call.guarded ?
 						 SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) > 0)
 		{
+			if (taken_latest)
+				ereport(ERROR,
+						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+						 errmsg("could not serialize access due to concurrent update"),
+						 errdetail("Request key \"%s\" of tenant \"%s\" was claimed by a transaction that committed after this transaction's snapshot was taken.",
+								   key, tenant),
+						 errhint("Retry the transaction: the retry replays the stored outcome.")));
 			claimed = true;
 			break;
 		}

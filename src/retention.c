@@ -43,8 +43,16 @@
  */
 #include "postgres.h"
 
+#include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "commands/sequence.h"
+#include "miscadmin.h"
+#include "storage/lmgr.h"
+#include "storage/lock.h"
+#include "storage/proc.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
 #include "pg_inventory.h"
@@ -52,6 +60,19 @@
 
 PG_FUNCTION_INFO_V1(inventory_purge_history);
 PG_FUNCTION_INFO_V1(inventory_archive_ledger);
+PG_FUNCTION_INFO_V1(inventory_reservation_id);
+
+/*
+ * The reservations' rings (0.9): reservation, reservation_line and
+ * reservation_transition are each partitioned by the reservation id modulo
+ * RESERVATION_RINGS; the sequence inventory.reservation_ring names the
+ * ring new ids end in.
+ */
+#define RESERVATION_RINGS 4
+
+/* the top transaction (MyProc->lxid) whose current ring is ring_value */
+static LocalTransactionId ring_lxid = InvalidLocalTransactionId;
+static int16 ring_value = 0;
 
 /* Most reservations or records one call removes or moves */
 #define RETENTION_MAX_ROWS 1000000
@@ -144,6 +165,311 @@ static InventoryStatement move_ledger = {
 	2, {TIMESTAMPTZOID, INT4OID}
 };
 
+/*
+ * The reservations' rings (0.9).  Each statement names its ring as "r.id
+ * % 4 = $1", the partition key's expression, so that only the ring's
+ * partition is read (runtime pruning).
+ */
+
+/* the current ring */
+static InventoryStatement history_ring_current = {
+	"read the reservations' current ring",
+	"SELECT r.last_value::int4 FROM inventory.reservation_ring r",
+	0, {InvalidOid}
+};
+
+/*
+ * Of ring $1: whether it holds any reservation, whether a pending one, the
+ * latest change of its finished ones (NULL: none), and when its oldest
+ * reservation (lowest id) was made.  Each a probe of one index of the
+ * ring's partition (reservation_pending_due, reservation_finished, the
+ * primary key).
+ */
+static InventoryStatement history_ring_state = {
+	"read a reservation ring's state",
+	"SELECT EXISTS (SELECT 1 FROM inventory.reservation r WHERE r.id % 4 = $1), "
+	"EXISTS (SELECT 1 FROM inventory.reservation r WHERE r.id % 4 = $1 "
+	"AND r.state = 'pending'), "
+	"(SELECT max(r.updated_at) FROM inventory.reservation r WHERE r.id % 4 = $1 "
+	"AND r.state <> 'pending'), "
+	"(SELECT r.created_at FROM inventory.reservation r WHERE r.id % 4 = $1 "
+	"ORDER BY r.id LIMIT 1)",
+	1, {INT8OID}, NULL, true
+};
+
+/* the archive document of reservation x (as purge_finished writes it) */
+#define ARCHIVE_DOCUMENT \
+	"to_jsonb(x) || jsonb_build_object(" \
+	"'lines', COALESCE((SELECT jsonb_agg(to_jsonb(l) - 'reservation_id' - 'tenant' " \
+	"ORDER BY l.sku, l.location NULLS FIRST) FROM inventory.reservation_line l " \
+	"WHERE l.reservation_id = x.id), '[]'::jsonb), " \
+	"'transitions', COALESCE((SELECT jsonb_agg(to_jsonb(t) - 'reservation_id' " \
+	"ORDER BY t.version) FROM inventory.reservation_transition t " \
+	"WHERE t.reservation_id = x.id), '[]'::jsonb))"
+
+/*
+ * Archives up to $2 reservations of ring $1 not archived yet, lowest id
+ * first, archived_at $3; the row count is how many.
+ */
+static InventoryStatement history_ring_archive = {
+	"archive a reservation ring",
+	"INSERT INTO inventory.reservation_archive (reservation_id, tenant, "
+	"request_key, state, finished_at, document, archived_at) "
+	"SELECT x.id, x.tenant, x.request_key, x.state, x.updated_at, "
+	ARCHIVE_DOCUMENT ", $3 FROM inventory.reservation x WHERE x.id % 4 = $1 "
+	"AND NOT EXISTS (SELECT 1 FROM inventory.reservation_archive a "
+	"WHERE a.reservation_id = x.id) ORDER BY x.id LIMIT $2",
+	3, {INT8OID, INT4OID, TIMESTAMPTZOID}
+};
+
+/*
+ * Under the ring's locks: the documents of reservations of ring $1 that
+ * changed since they were archived (a compensate) are written again
+ * (archived_at $2)
+ */
+static InventoryStatement history_ring_rearchive = {
+	"archive a reservation ring again",
+	"UPDATE inventory.reservation_archive a SET state = x.state, "
+	"finished_at = x.updated_at, document = " ARCHIVE_DOCUMENT ", archived_at = $2 "
+	"FROM inventory.reservation x WHERE x.id % 4 = $1 AND a.reservation_id = x.id "
+	"AND a.finished_at IS DISTINCT FROM x.updated_at",
+	2, {INT8OID, TIMESTAMPTZOID}
+};
+
+/* whether ring $1 holds a reservation not archived */
+static InventoryStatement history_ring_unarchived = {
+	"look for a reservation not archived",
+	"SELECT EXISTS (SELECT 1 FROM inventory.reservation x WHERE x.id % 4 = $1 "
+	"AND NOT EXISTS (SELECT 1 FROM inventory.reservation_archive a "
+	"WHERE a.reservation_id = x.id))",
+	1, {INT8OID}
+};
+
+/* how many reservations ring $1 holds */
+static InventoryStatement history_ring_count = {
+	"count a reservation ring",
+	"SELECT count(*)::int8 FROM inventory.reservation r WHERE r.id % 4 = $1",
+	1, {INT8OID}
+};
+
+/*
+ * The units of ring $1's confirmed reservations, added to purged_confirmed
+ * (updated_at $2) in (tenant, sku, location) order (lock order 4)
+ */
+static InventoryStatement history_ring_carry = {
+	"carry a reservation ring's confirmed units",
+	"INSERT INTO inventory.purged_confirmed AS p "
+	"(tenant, sku, location, quantity, updated_at) "
+	"SELECT l.tenant, l.sku, l.location, sum(l.quantity), $2 "
+	"FROM inventory.reservation_line l JOIN inventory.reservation x "
+	"ON x.id = l.reservation_id AND x.id % 4 = $1 "
+	"WHERE l.reservation_id % 4 = $1 AND x.state = 'confirmed' "
+	"GROUP BY l.tenant, l.sku, l.location ORDER BY l.tenant, l.sku, l.location "
+	"ON CONFLICT (tenant, sku, location) DO UPDATE "
+	"SET quantity = p.quantity + excluded.quantity, updated_at = excluded.updated_at",
+	2, {INT8OID, TIMESTAMPTZOID}
+};
+
+/* makes ring $1 current */
+static InventoryStatement history_ring_set = {
+	"move the reservations' current ring",
+	"SELECT pg_catalog.setval('inventory.reservation_ring', $1, true)",
+	1, {INT8OID}
+};
+
+/* The partitions of ring k, in lock order: log, lines, reservations */
+static const char *const ring_tables[] = {
+	"reservation_transition_ring_%d", "reservation_line_ring_%d",
+	"reservation_ring_%d"
+};
+
+#define RING_TABLES lengthof(ring_tables)
+
+/* Whether ring's state (history_ring_state's result) lets it go before cutoff */
+static bool
+RingFinished(TimestampTz cutoff, bool *has_rows)
+{
+	bool		isnull;
+	Datum		last;
+
+	*has_rows = DatumGetBool(InventoryResultDatum(0, 1, &isnull));
+	if (!*has_rows)
+		return false;
+	if (DatumGetBool(InventoryResultDatum(0, 2, &isnull)))
+		return false;			/* a pending reservation */
+	last = InventoryResultDatum(0, 3, &isnull);
+	return !isnull && DatumGetTimestampTz(last) < cutoff;
+}
+
+/*
+ * TruncateHistoryRing
+ *		Removes ring (not the current one), every reservation of which
+ *		finished before cutoff: when archive, first archives up to max_rows
+ *		of its reservations per call (without locks: they are finished and
+ *		nobody but a compensate changes them); once all are archived, takes
+ *		its three partitions exclusively without queueing
+ *		(InventoryLockWithoutQueue: a transaction that reads or writes a
+ *		reservation of the ring holds a lock on them), checks again that no
+ *		reservation in it is pending or changed at or after cutoff, writes
+ *		again the documents of those that changed since archived, carries
+ *		the units of the confirmed ones into purged_confirmed and truncates
+ *		the three partitions.  Returns how many reservations it removed, or
+ *		-1 with nothing removed (held, changed, or not all archived yet).
+ *
+ * Why nothing is lost: a transaction holds its locks on the partitions it
+ * read or wrote until it ends, so once the locks are ours every reservation
+ * in the ring has committed or rolled back, and the checks and the carry,
+ * which run on snapshots taken after the locks (READ COMMITTED: the
+ * caller checks), see every committed change.
+ */
+static int64
+TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
+					int32 max_rows, bool archive)
+{
+	Oid			rels[RING_TABLES];
+	Datum		values[3];
+	bool		has_rows;
+	bool		ok = true;
+	int			held = 0;
+	int64		removed;
+	int			i;
+	char	   *sql;
+
+	values[0] = Int64GetDatum((int64) ring);
+	if (archive)
+	{
+		bool		isnull;
+
+		values[1] = Int32GetDatum(max_rows);
+		values[2] = TimestampTzGetDatum(now);
+		InventoryRun(&history_ring_archive, values, NULL, SPI_OK_INSERT);
+		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
+		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
+			return -1;
+	}
+	for (i = 0; i < (int) RING_TABLES; i++)
+	{
+		char		name[NAMEDATALEN];
+
+		snprintf(name, sizeof(name), ring_tables[i], ring);
+		rels[i] = get_relname_relid(name, get_namespace_oid("inventory", false));
+		if (!OidIsValid(rels[i]))
+			elog(ERROR, "pg_inventory: the ring's partition inventory.%s is missing",
+				 name);
+	}
+	for (i = 0; i < (int) RING_TABLES && ok; i++)
+	{
+		ok = InventoryLockWithoutQueue(rels[i]);
+		if (ok)
+			held++;
+	}
+	if (ok)
+	{
+		/* again under the locks: a compensate may have committed since */
+		InventoryRun(&history_ring_state, values, NULL, SPI_OK_SELECT);
+		ok = RingFinished(cutoff, &has_rows) || !has_rows;
+	}
+	if (ok && archive)
+	{
+		bool		isnull;
+
+		values[1] = TimestampTzGetDatum(now);
+		InventoryRun(&history_ring_rearchive, values, NULL, SPI_OK_UPDATE);
+		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
+		ok = !DatumGetBool(InventoryResultDatum(0, 1, &isnull));
+	}
+	if (!ok)
+	{
+		for (i = 0; i < held; i++)
+			UnlockRelationOid(rels[i], AccessExclusiveLock);
+		return -1;
+	}
+	InventoryRun(&history_ring_count, values, NULL, SPI_OK_SELECT);
+	removed = InventoryResultInt64(0, 1);
+	values[1] = TimestampTzGetDatum(now);
+	InventoryRun(&history_ring_carry, values, NULL, SPI_OK_INSERT);
+	sql = psprintf("TRUNCATE inventory.reservation_transition_ring_%d, "
+				   "inventory.reservation_line_ring_%d, inventory.reservation_ring_%d",
+				   ring, ring, ring);
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "pg_inventory: could not truncate ring %d of the reservations",
+			 ring);
+	pfree(sql);
+	return removed;
+}
+
+/*
+ * PurgeHistoryRings
+ *		purge_history on the rings (0.9): removes (TruncateHistoryRing)
+ *		every ring but the current one all of whose reservations finished
+ *		before cutoff, then makes the next ring current when it is empty and
+ *		the current ring's oldest reservation was made before half_cutoff;
+ *		twice, so that a retention of 0 also empties the ring that was
+ *		current.  A ring another transaction holds is left for the next
+ *		call; while another purge holds the history-purge lock (advisory,
+ *		objsubid 20557, to its transaction's end), it does nothing.
+ *		Returns how many reservations it removed.
+ */
+static int64
+PurgeHistoryRings(TimestampTz cutoff, TimestampTz half_cutoff, TimestampTz now,
+				  int32 max_rows, bool archive)
+{
+	int64		removed = 0;
+	int			cur;
+	int			round;
+	LOCKTAG		tag;
+
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_HISTORY_PURGE);
+	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
+		return 0;
+	InventoryRun(&history_ring_current, NULL, NULL, SPI_OK_SELECT);
+	cur = (int) InventoryResultInt64(0, 1);
+	for (round = 0; round < 2; round++)
+	{
+		int			next = (cur + 1) % RESERVATION_RINGS;
+		int			k;
+		bool		isnull;
+		bool		next_empty = true;
+		Datum		first;
+		Datum		arg;
+
+		for (k = 1; k < RESERVATION_RINGS; k++)
+		{
+			int			ring = (cur + k) % RESERVATION_RINGS;
+			bool		has_rows;
+			int64		n;
+
+			arg = Int64GetDatum((int64) ring);
+			InventoryRun(&history_ring_state, &arg, NULL, SPI_OK_SELECT);
+			if (!RingFinished(cutoff, &has_rows))
+			{
+				if (has_rows && ring == next)
+					next_empty = false;
+				continue;
+			}
+			n = TruncateHistoryRing(ring, cutoff, now, max_rows, archive);
+			if (n < 0)
+			{
+				if (ring == next)
+					next_empty = false;
+				continue;
+			}
+			removed += n;
+		}
+		if (!next_empty)
+			break;
+		arg = Int64GetDatum((int64) cur);
+		InventoryRun(&history_ring_state, &arg, NULL, SPI_OK_SELECT);
+		first = InventoryResultDatum(0, 4, &isnull);
+		if (isnull || DatumGetTimestampTz(first) >= half_cutoff)
+			break;
+		arg = Int64GetDatum((int64) next);
+		InventoryRun(&history_ring_set, &arg, NULL, SPI_OK_SELECT);
+		cur = next;
+	}
+	return removed;
+}
+
 /* now - older_than, as a timestamptz Datum */
 static Datum
 Cutoff(TimestampTz now, Interval *older_than)
@@ -189,6 +515,26 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 	InventoryBeginCall(fcinfo, &call, NULL);
 	InventoryRequireLocated(&call, "inventory.purge_history");
 	now = InventoryNow();
+	if (call.ringed)
+	{
+		Interval   *half;
+		int64		n;
+
+		if (IsolationUsesXactSnapshot())
+			ereport(ERROR,
+					(errcode(ERRCODE_ACTIVE_SQL_TRANSACTION),
+					 errmsg("purge_history must run at READ COMMITTED"),
+					 errdetail("It empties a ring of the reservations after checking, under its locks, every reservation committed in it, which a transaction snapshot older than those locks would not all see."),
+					 errhint("Call it in a transaction of its own at the default isolation level, as the expiry worker does.")));
+		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
+													 IntervalPGetDatum(older_than),
+													 Float8GetDatum(2.0)));
+		n = PurgeHistoryRings(DatumGetTimestampTz(Cutoff(now, older_than)),
+							  DatumGetTimestampTz(Cutoff(now, half)), now,
+							  max_rows, archive);
+		InventoryEndCall(&call);
+		PG_RETURN_INT32((int32) Min(n, (int64) PG_INT32_MAX));
+	}
 	values[0] = Cutoff(now, older_than);
 	values[1] = Int32GetDatum(max_rows);
 	InventoryRun(&pick_finished, values, NULL, SPI_OK_SELECT);
@@ -234,4 +580,45 @@ inventory_archive_ledger(PG_FUNCTION_ARGS)
 	moved = (int32) InventoryRun(&move_ledger, values, NULL, SPI_OK_INSERT);
 	InventoryEndCall(&call);
 	PG_RETURN_INT32(moved);
+}
+
+/*
+ * inventory_reservation_id
+ *		_reservation_id(id_sequence regclass, ring_sequence regclass)
+ *		RETURNS bigint: the default of reservation.id (0.9), called with
+ *		inventory.reservation_id_seq and inventory.reservation_ring
+ *
+ * The next value of id_sequence times RESERVATION_RINGS plus the current
+ * ring: ring_sequence's last value (0 when never set), read at the first
+ * reservation of a top transaction and kept for its later ones, as
+ * _outbox_ring does.  So the id names its ring (id % 4) and ids grow in the
+ * order they are drawn.  Any ring is safe to write to: purge_history
+ * truncates a ring only while it holds the ring's partitions exclusively,
+ * so never under a writer that has not committed, and only when every
+ * reservation in it finished before the retention.  Runs as the caller of
+ * the INSERT (the extension's owner inside reserve).  Errors: those of
+ * nextval (42501 without USAGE or UPDATE on the sequence); 42501 without
+ * SELECT or USAGE on the ring sequence; 22003 when the id would pass the
+ * largest bigint.
+ */
+Datum
+inventory_reservation_id(PG_FUNCTION_ARGS)
+{
+	int64		n;
+
+	if (ring_lxid != MyProc->lxid)
+	{
+		bool		isnull;
+		int64		ring = InventorySequenceLastValue(PG_GETARG_OID(1), &isnull);
+
+		ring_value = (int16) ((ring >= 0 && ring < RESERVATION_RINGS) ? ring : 0);
+		ring_lxid = MyProc->lxid;
+	}
+	n = nextval_internal(PG_GETARG_OID(0), true);
+	if (n < 0 || n > (PG_INT64_MAX - (RESERVATION_RINGS - 1)) / RESERVATION_RINGS)
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("reservation id out of range: sequence value " INT64_FORMAT " times %d",
+						n, RESERVATION_RINGS)));
+	PG_RETURN_INT64(n * RESERVATION_RINGS + ring_value);
 }

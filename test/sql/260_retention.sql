@@ -13,7 +13,13 @@
 --   sees a missing archived record); their keys still replay; 22023.
 -- Both act on every tenant: this file's clock is in 2001, before anything
 -- other files make (2026 on), so only its own rows are old enough.
+-- purge_history is tested here on the schema of 0.8, where it removes
+-- reservations row by row (the library keeps that path for schemas 0.5 to
+-- 0.8); 320_history_rings tests the rings of 0.9.  At its end the database
+-- is updated to the current version with this file's history in it.
 \set VERBOSITY sqlstate
+DROP EXTENSION pg_inventory CASCADE;
+CREATE EXTENSION pg_inventory VERSION '0.8';
 SET TimeZone = 'UTC';
 \ir include/drain.sql
 SET pg_inventory.frozen_now = '2001-01-01 00:00:00+00';
@@ -230,3 +236,22 @@ SELECT inventory.archive_ledger('23 hours');
 SELECT inventory.archive_ledger('11 years');
 SELECT inventory.archive_ledger('30 days', 0);
 SELECT inventory.archive_ledger('30 days', NULL);
+
+-- the update to the current version carries this history into the rings:
+-- every reservation in the ring of its id, invariants clean.  A view on
+-- the reservations (even a temporary one) refuses it (2BP01) until dropped.
+\set VERBOSITY default
+ALTER EXTENSION pg_inventory UPDATE;
+\set VERBOSITY sqlstate
+DROP VIEW kept, counts;
+ALTER EXTENSION pg_inventory UPDATE;
+SELECT extversion = (SELECT default_version FROM pg_available_extensions
+                      WHERE name = 'pg_inventory') AS current
+  FROM pg_extension WHERE extname = 'pg_inventory';
+SELECT r.request_key, r.state,
+       (SELECT count(*) FROM inventory.reservation_line l WHERE l.reservation_id = r.id) AS lines,
+       (SELECT count(*) FROM inventory.reservation_transition t WHERE t.reservation_id = r.id) AS transitions
+  FROM inventory.reservation r WHERE r.tenant = 't260' ORDER BY r.request_key;
+SELECT count(*) AS misplaced FROM inventory.reservation r
+ WHERE r.tableoid <> ('inventory.reservation_ring_' || r.id % 4)::regclass;
+SELECT * FROM broken;

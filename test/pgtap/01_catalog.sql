@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(268);
+SELECT plan(278);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -250,6 +250,48 @@ SELECT has_function('inventory', '_outbox_ring', ARRAY['regclass'], '_outbox_rin
 SELECT has_sequence('inventory', 'outbox_ring', 'inventory.outbox_ring is a sequence (0.8)');
 SELECT col_default_is('inventory', 'outbox', 'ring', 'inventory._outbox_ring(''inventory.outbox_ring''::regclass)', 'outbox.ring defaults to inventory._outbox_ring(outbox_ring) (0.8)');
 SELECT col_is_pk('inventory', 'outbox', ARRAY['id', 'ring'], 'the outbox''s primary key is (id, ring) (0.8)');
+-- 0.9: the reservations' rings
+SELECT is_partitioned('inventory', 'reservation', 'inventory.reservation is partitioned (0.9)');
+SELECT partitions_are('inventory', 'reservation', ARRAY['inventory.reservation_ring_0', 'inventory.reservation_ring_1', 'inventory.reservation_ring_2', 'inventory.reservation_ring_3'], 'the reservations'' partitions are their four rings (0.9)');
+SELECT partitions_are('inventory', 'reservation_line', ARRAY['inventory.reservation_line_ring_0', 'inventory.reservation_line_ring_1', 'inventory.reservation_line_ring_2', 'inventory.reservation_line_ring_3'], 'the lines'' partitions are the four rings (0.9)');
+SELECT partitions_are('inventory', 'reservation_transition', ARRAY['inventory.reservation_transition_ring_0', 'inventory.reservation_transition_ring_1', 'inventory.reservation_transition_ring_2', 'inventory.reservation_transition_ring_3'], 'the transition log''s partitions are the four rings (0.9)');
+SELECT is(
+	(SELECT array_agg(pg_get_partkeydef(c.oid) ORDER BY c.relname)
+	   FROM pg_catalog.pg_class c
+	  WHERE c.oid IN ('inventory.reservation'::regclass, 'inventory.reservation_line'::regclass,
+					  'inventory.reservation_transition'::regclass)),
+	ARRAY['LIST (((id % (4)::bigint)))', 'LIST (((reservation_id % (4)::bigint)))',
+		  'LIST (((reservation_id % (4)::bigint)))'],
+	'the three tables are partitioned by the reservation id modulo 4 (0.9)');
+SELECT has_function('inventory', '_reservation_id', ARRAY['regclass', 'regclass'], '_reservation_id(regclass, regclass) exists (0.9)');
+SELECT has_sequence('inventory', 'reservation_ring', 'inventory.reservation_ring is a sequence (0.9)');
+SELECT col_default_is('inventory', 'reservation', 'id', 'inventory._reservation_id(''inventory.reservation_id_seq''::regclass, ''inventory.reservation_ring''::regclass)', 'reservation.id defaults to inventory._reservation_id(reservation_id_seq, reservation_ring) (0.9)');
+-- the keys and foreign keys of every ring: unique id, key per ring, lines
+-- and log rows pointing into their own ring
+SELECT is_empty($$
+	SELECT format('%s_ring_%s', want.rel, k), format(want.conname, k), want.contype, want.def
+	  FROM generate_series(0, 3) k, (VALUES
+		('reservation', 'reservation_ring_%s_pkey', 'p', 'PRIMARY KEY (id)'),
+		('reservation', 'reservation_ring_%s_request_key_unique', 'u', 'UNIQUE (tenant, request_key)'),
+		('reservation_line', 'reservation_line_ring_%s_unique', 'u', 'UNIQUE NULLS NOT DISTINCT (reservation_id, sku, location)'),
+		('reservation_line', 'reservation_line_ring_%s_reservation_fk', 'f', 'FOREIGN KEY (reservation_id) REFERENCES inventory.reservation_ring_%s(id)'),
+		('reservation_transition', 'reservation_transition_ring_%s_pkey', 'p', 'PRIMARY KEY (id)'),
+		('reservation_transition', 'reservation_transition_ring_%s_one_per_version', 'u', 'UNIQUE (reservation_id, version)'),
+		('reservation_transition', 'reservation_transition_ring_%s_reservation_fk', 'f', 'FOREIGN KEY (reservation_id) REFERENCES inventory.reservation_ring_%s(id)')
+	  ) AS want(rel, conname, contype, def)
+	 WHERE NOT EXISTS (
+		SELECT 1 FROM pg_catalog.pg_constraint c
+		 WHERE c.conrelid = format('inventory.%s_ring_%s', want.rel, k)::regclass
+		   AND c.conname = format(want.conname, k)
+		   AND c.contype = want.contype::"char" AND c.convalidated
+		   AND pg_get_constraintdef(c.oid) = format(want.def, k))
+$$, 'every ring has its primary key, request key, line and version keys and foreign keys into the same ring (0.9)');
+SELECT is_empty($$
+	SELECT c.conname FROM pg_catalog.pg_constraint c
+	 WHERE c.contype = 'f' AND c.confrelid IN (SELECT oid FROM pg_catalog.pg_class
+		WHERE relnamespace = 'inventory'::regnamespace AND relname ~ '^reservation(_ring_\d)?$')
+	   AND NOT (c.conrelid::regclass::text ~ '^inventory\.reservation_(line|transition)_ring_\d$')
+$$, 'nothing but the lines and transitions of a ring refers to the reservations (0.9: not the outbox, whose events outlive a ring)');
 -- 0.5, retention of history
 SELECT has_function('inventory', 'purge_history', ARRAY['interval', 'integer', 'boolean'], 'purge_history(interval, integer, boolean) exists');
 SELECT has_function('inventory', 'archive_ledger', ARRAY['interval', 'integer'], 'archive_ledger(interval, integer) exists');
@@ -486,12 +528,13 @@ $$, 'every 0.6 function exists, is SECURITY INVOKER, and PUBLIC cannot execute i
 SELECT is_empty($$
 	SELECT f FROM unnest(ARRAY[
 		'inventory.advance_outbox_low_water(boolean)',
-		'inventory._next_event_id(regclass)', 'inventory._outbox_ring(regclass)']) AS f
+		'inventory._next_event_id(regclass)', 'inventory._outbox_ring(regclass)',
+		'inventory._reservation_id(regclass,regclass)']) AS f
 	 WHERE to_regprocedure(f) IS NULL
 		OR has_function_privilege('public', to_regprocedure(f), 'EXECUTE')
 		OR (SELECT proacl IS NULL FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
 		OR (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = to_regprocedure(f))
-$$, 'every 0.7 function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
+$$, 'every 0.7 to 0.9 internal function exists, is SECURITY INVOKER, and PUBLIC cannot execute it');
 SELECT is_empty($$
 	SELECT c.oid::regclass::text, x.privilege_type
 	  FROM pg_catalog.pg_class c,
@@ -552,8 +595,8 @@ SELECT results_eq($$
 	   AND p.prolang = (SELECT oid FROM pg_catalog.pg_language WHERE lanname = 'c')
 	   AND NOT EXISTS (SELECT 1 FROM unnest(p.proconfig) s WHERE s LIKE 'search\_path=%')
 	 ORDER BY 1
-$$, $$ VALUES ('_next_event_id', 'v', true), ('_outbox_ring', 'v', true), ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
-	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6) and the defaults of outbox.id, _next_event_id (0.7), and of outbox.ring, _outbox_ring (0.8): they run no SQL, and a SET clause would cost every row written a save and restore of the setting');
+$$, $$ VALUES ('_next_event_id', 'v', true), ('_outbox_ring', 'v', true), ('_reservation_id', 'v', true), ('is_event_type', 'i', true), ('is_reservation_state', 'i', true) $$,
+	'the C functions of schema inventory without a pinned search_path are the IMMUTABLE is_event_type and is_reservation_state (0.6) and the defaults of outbox.id, _next_event_id (0.7), of outbox.ring, _outbox_ring (0.8), and of reservation.id, _reservation_id (0.9): they run no SQL, and a SET clause would cost every row written a save and restore of the setting');
 
 /* ------------------------------------------------------------------
  * Named constraints (a violation message reads as the rule)
@@ -561,21 +604,17 @@ $$, $$ VALUES ('_next_event_id', 'v', true), ('_outbox_ring', 'v', true), ('is_e
 SELECT is_empty($$
 	SELECT want.rel, want.conname, want.contype
 	  FROM (VALUES
-		('reservation', 'reservation_request_key_unique', 'u'),
 		('reservation', 'reservation_state_valid', 'c'),
 		('reservation', 'reservation_expiry_unless_rejected', 'c'),
 		('reservation', 'reservation_version_positive', 'c'),
-		('reservation_line', 'reservation_line_reservation_fk', 'f'),
 		('reservation_line', 'reservation_line_quantity_positive', 'c'),
 		('stock_ledger', 'stock_ledger_request_key_unique', 'u'),
 		('stock_ledger', 'stock_ledger_kind_valid', 'c'),
 		('stock_ledger', 'stock_ledger_delta_sign_matches_kind', 'c'),
-		('reservation_transition', 'reservation_transition_reservation_fk', 'f'),
 		('reservation_transition', 'reservation_transition_state_valid', 'c'),
 		('tenant_grant', 'tenant_grant_pkey', 'p'),
 		('outbox', 'outbox_event_id_unique', 'u'),
 		('outbox', 'outbox_event_type_valid', 'c'),
-		('reservation_line', 'reservation_line_unique', 'u'),
 		('reservation_archive', 'reservation_archive_pkey', 'p'),
 		('purged_confirmed', 'purged_confirmed_pkey', 'p'),
 		('purged_confirmed', 'purged_confirmed_stock_location_fk', 'f'),
@@ -614,16 +653,6 @@ SELECT is(
 	   FROM pg_catalog.pg_constraint c,
 			unnest(c.conkey) WITH ORDINALITY k(attnum, ord),
 			pg_catalog.pg_attribute a
-	  WHERE c.conname = 'reservation_request_key_unique'
-		AND c.conrelid = 'inventory.reservation'::regclass
-		AND a.attrelid = c.conrelid AND a.attnum = k.attnum),
-	ARRAY['tenant', 'request_key'],
-	'reservation_request_key_unique is on (tenant, request_key)');
-SELECT is(
-	(SELECT array_agg(a.attname::text ORDER BY k.ord)
-	   FROM pg_catalog.pg_constraint c,
-			unnest(c.conkey) WITH ORDINALITY k(attnum, ord),
-			pg_catalog.pg_attribute a
 	  WHERE c.conname = 'stock_ledger_request_key_unique'
 		AND c.conrelid = 'inventory.stock_ledger'::regclass
 		AND a.attrelid = c.conrelid AND a.attnum = k.attnum),
@@ -651,21 +680,32 @@ SELECT is_empty($$
 	   -- the low-water mark (0.7) is not data: pg_dump would read it after
 	   -- its snapshot of the outbox, maybe past an event the snapshot sees
 	   -- unpublished; restored at its start (1), it is safe; nor is the
-	   -- outbox's current ring (0.8): any ring is safe to write to
-	   AND c.oid NOT IN ('inventory.outbox_low_water'::regclass, 'inventory.outbox_ring'::regclass)
-$$, 'every table and sequence of pg_inventory but outbox_low_water and outbox_ring is registered with pg_extension_config_dump (a partitioned table, which holds no rows, through its partitions)');
+	   -- outbox's current ring (0.8), nor the reservations' (0.9): any ring
+	   -- is safe to write to
+	   AND c.oid NOT IN ('inventory.outbox_low_water'::regclass, 'inventory.outbox_ring'::regclass,
+						 'inventory.reservation_ring'::regclass)
+$$, 'every table and sequence of pg_inventory but outbox_low_water, outbox_ring and reservation_ring is registered with pg_extension_config_dump (a partitioned table, which holds no rows, through its partitions)');
 SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
 					   WHERE e.extname = 'pg_inventory'
 						 AND 'inventory.outbox_ring'::regclass = ANY (coalesce(e.extconfig, '{}'))),
 	'the current ring is not dumped: a restored database starts at ring 0 (0.8)');
 SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
 					   WHERE e.extname = 'pg_inventory'
+						 AND 'inventory.reservation_ring'::regclass = ANY (coalesce(e.extconfig, '{}'))),
+	'the reservations'' current ring is not dumped: a restored database starts at ring 0 (0.9)');
+SELECT ok(NOT EXISTS (SELECT 1 FROM pg_catalog.pg_extension e
+					   WHERE e.extname = 'pg_inventory'
 						 AND 'inventory.outbox_low_water'::regclass = ANY (coalesce(e.extconfig, '{}'))),
 	'the low-water mark is not dumped: a restored database starts it at 1 (0.7)');
 SELECT is_empty($$
 	SELECT want.rel
-	  FROM (VALUES ('inventory.reservation'), ('inventory.reservation_line'),
-				   ('inventory.stock_ledger'), ('inventory.reservation_transition'),
+	  FROM (VALUES ('inventory.reservation_ring_0'), ('inventory.reservation_ring_1'),
+				   ('inventory.reservation_ring_2'), ('inventory.reservation_ring_3'),
+				   ('inventory.reservation_line_ring_0'), ('inventory.reservation_line_ring_1'),
+				   ('inventory.reservation_line_ring_2'), ('inventory.reservation_line_ring_3'),
+				   ('inventory.reservation_transition_ring_0'), ('inventory.reservation_transition_ring_1'),
+				   ('inventory.reservation_transition_ring_2'), ('inventory.reservation_transition_ring_3'),
+				   ('inventory.stock_ledger'),
 				   ('inventory.tenant_grant'), ('inventory.outbox_ring_0'),
 				   ('inventory.outbox_ring_1'), ('inventory.outbox_ring_2'),
 				   ('inventory.location'), ('inventory.allocation_policy'),

@@ -57,21 +57,26 @@ SELECT l.tenant, k.sku, 'open-' || k.g, l.kind, l.delta, l.reason, l.available_a
   FROM inventory.stock_ledger l, k WHERE l.sku = 'sku-0000001';
 -- the history: hist-1 again as hist-2 .., ids after the sequence's last,
 -- 1 ms apart, the later the id the later its times (hist-N at hist-1's)
-SELECT last_value AS base FROM inventory.reservation_id_seq \gset
+-- (0.9: an id is a sequence number times 4 plus its ring; hist-N in the ring
+-- of hist-1)
+SELECT s.last_value AS base,
+	   CASE WHEN to_regclass('inventory.reservation_ring') IS NULL THEN 1 ELSE 4 END AS mult,
+	   CASE WHEN to_regclass('inventory.reservation_ring') IS NULL THEN 0 ELSE r.id % 4 END AS ring
+  FROM inventory.reservation_id_seq s, inventory.reservation r WHERE r.request_key = 'hist-1' \gset
 INSERT INTO inventory.reservation (id, tenant, request_key, state, expires_at, version, reason, created_at,
 	updated_at, request)
-SELECT :base + g - 1, r.tenant, 'hist-' || g, r.state, r.expires_at - (:history - g) * interval '1 millisecond',
+SELECT (:base + g - 1) * :mult + :ring, r.tenant, 'hist-' || g, r.state, r.expires_at - (:history - g) * interval '1 millisecond',
 	   r.version, r.reason, r.created_at - (:history - g) * interval '1 millisecond',
 	   r.updated_at - (:history - g) * interval '1 millisecond', r.request
   FROM inventory.reservation r, generate_series(2, :history) AS g WHERE r.request_key = 'hist-1';
 INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, quantity, location, available)
-SELECT :base + g - 1, l.tenant, 'sku-' || lpad(((g - 1) % :skus + 1)::text, 7, '0'), l.quantity,
+SELECT (:base + g - 1) * :mult + :ring, l.tenant, 'sku-' || lpad(((g - 1) % :skus + 1)::text, 7, '0'), l.quantity,
 	   l.location, l.available
   FROM inventory.reservation_line l JOIN inventory.reservation r ON r.id = l.reservation_id,
 	   generate_series(2, :history) AS g WHERE r.request_key = 'hist-1';
 INSERT INTO inventory.reservation_transition (reservation_id, from_state, to_state, reason, actor, version,
 	created_at)
-SELECT :base + g - 1, t.from_state, t.to_state, t.reason, t.actor, t.version,
+SELECT (:base + g - 1) * :mult + :ring, t.from_state, t.to_state, t.reason, t.actor, t.version,
 	   t.created_at - (:history - g) * interval '1 millisecond'
   FROM inventory.reservation_transition t JOIN inventory.reservation r ON r.id = t.reservation_id,
 	   generate_series(2, :history) AS g WHERE r.request_key = 'hist-1' ORDER BY g, t.version;

@@ -18,7 +18,7 @@ c AS (
 		(tenant, request_key, state, expires_at, version, created_at, updated_at)
 	VALUES ('bench', concat(:pfx::text, '-', :client_id::int, '-', :n::int), 'pending',
 		now() + interval '1 hour', 1, now(), now())
-	ON CONFLICT (tenant, request_key) DO NOTHING
+	ON CONFLICT DO NOTHING
 	RETURNING r.id, r.tenant, r.request_key, r.state, r.version, r.expires_at),
 lk AS (
 	SELECT s.sku, s.available FROM inventory.stock_slot s

@@ -21,7 +21,7 @@ INSERT INTO inventory.reservation
 	(tenant, request_key, state, expires_at, version, created_at, updated_at)
 VALUES ('bench', concat(:pfx::text, '-', :client_id::int, '-', :n::int), 'pending',
 	now() + interval '1 hour', 1, now(), now())
-ON CONFLICT (tenant, request_key) DO NOTHING RETURNING id AS rid, expires_at AS rexp \gset
+ON CONFLICT DO NOTHING RETURNING id AS rid, expires_at AS rexp \gset
 INSERT INTO inventory.reservation_line (reservation_id, tenant, sku, location, quantity)
 VALUES (:rid::bigint, 'bench', concat('sku-', lpad(:s::text, 5, '0')), 'default', 1);
 INSERT INTO inventory.reservation_transition

@@ -1028,7 +1028,7 @@ CREATE FUNCTION inventory.check_invariants()
 	SET search_path = pg_catalog, pg_temp
 	AS 'MODULE_PATHNAME', 'inventory_check_invariants';
 COMMENT ON FUNCTION inventory.check_invariants() IS
-	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, slots against the SKU catalog, and the same per (sku, location); each slot''s guards (keep_units, level_watch) against the policy, level and slot count (slot_guards_match_policy, 0.6). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
+	'Returns one row per broken invariant (no rows when healthy), read in one snapshot: counts against the ledger (counts_match_ledger, counts_in_range), counts_nonnegative, reserved against pending lines, consumed against confirmed lines, transition log rows against reservation versions, one reservation per request key (request_key_once, 0.9: the rings keep a key unique per ring, reserve across them), slots against the SKU catalog, and the same per (sku, location); each slot''s guards (keep_units, level_watch) against the policy, level and slot count (slot_guards_match_policy, 0.6). The ledger is stock_ledger with stock_ledger_archive (records moved by archive_ledger); the confirmed lines include those of confirmed reservations purge_history removed (purged_confirmed). Errors: none of its own.';
 
 CREATE FUNCTION inventory.grant_tenant(tenant text, member regrole)
 	RETURNS boolean

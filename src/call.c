@@ -195,7 +195,8 @@ CallSpreadKey(FunctionCallInfo fcinfo)
  *		takes the upgrade lock (UpgradeLock), notes the caller, chooses the storage
  *		of the installed schema generation (inventory.stock_slot: slots, 0.3 on; else one
  *		stock row per SKU, 0.1 and 0.2; inventory.location: per location,
- *		0.5 on; stock_slot.keep_units: slot guards, 0.6 on) and how grants
+ *		0.5 on; stock_slot.keep_units: slot guards, 0.6 on; inventory.reservation_ring:
+ *		the reservations' rings, 0.9 on) and how grants
  *		are kept (inventory.tenant_grant with a marker privilege, 0.4 on),
  *		connects to SPI, switches to the function owner and, when tenant is
  *		not NULL, authorises the caller for it (InventoryAuthorise).

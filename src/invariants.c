@@ -10,6 +10,10 @@
  * repair could) is reported, never an error that hides the other tenants'
  * rows.
  *
+ * A request key is held by one reservation of its tenant
+ * (request_key_once): a unique constraint before 0.9, reserve's lock on the
+ * key across the reservations' rings from 0.9 on, checked here.
+ *
  * With retention (0.5 on, retention.c) the ledger is stock_ledger and
  * stock_ledger_archive, and the units of confirmed reservations are their
  * lines and the units of those purge_history removed (purged_confirmed);
@@ -103,6 +107,12 @@ PG_FUNCTION_INFO_V1(inventory_check_invariants);
 	"format('reservation %%s (request key %%s) is at version %%s with %%s transition rows', " \
 	"logs.id, logs.request_key, logs.version, logs.n) " \
 	"FROM logs WHERE logs.n <> logs.version " \
+	"UNION ALL " \
+	"SELECT k.tenant::text, NULL, 'request_key_once', " \
+	"format('request key %%s is held by %%s reservations (ids %%s)', " \
+	"k.request_key, count(*), string_agg(k.id::text, ', ' ORDER BY k.id)) " \
+	"FROM inventory.reservation k GROUP BY k.tenant, k.request_key " \
+	"HAVING count(*) > 1 " \
 	"ORDER BY 1, 2, 3, 4"
 
 /*

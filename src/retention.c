@@ -223,9 +223,8 @@ static InventoryStatement history_ring_archive = {
 };
 
 /*
- * Under the ring's locks: the documents of reservations of ring $1 that
- * changed since they were archived (a compensate) are written again
- * (archived_at $2)
+ * The documents of reservations of ring $1 that changed since they were
+ * archived (a compensate) are written again (archived_at $2)
  */
 static InventoryStatement history_ring_rearchive = {
 	"archive a reservation ring again",
@@ -301,39 +300,116 @@ RingFinished(TimestampTz cutoff, bool *has_rows)
 	return !isnull && DatumGetTimestampTz(last) < cutoff;
 }
 
+/* What TruncateHistoryRingWork does to one ring, and what it returns */
+typedef struct HistoryRingTruncation
+{
+	int			ring;
+	TimestampTz cutoff;
+	TimestampTz now;
+	bool		archive;
+	int64		removed;		/* out: reservations removed */
+} HistoryRingTruncation;
+
+/*
+ * The work of TruncateHistoryRing in its subtransaction: kept (true) only
+ * when the ring was truncated.
+ */
+static bool
+TruncateHistoryRingWork(void *arg)
+{
+	HistoryRingTruncation *t = (HistoryRingTruncation *) arg;
+	Oid			rels[RING_TABLES];
+	Datum		values[2];
+	bool		has_rows;
+	bool		isnull;
+	int			i;
+	char	   *sql;
+
+	for (i = 0; i < (int) RING_TABLES; i++)
+	{
+		char		name[NAMEDATALEN];
+
+		snprintf(name, sizeof(name), ring_tables[i], t->ring);
+		rels[i] = get_relname_relid(name, get_namespace_oid("inventory", false));
+		if (!OidIsValid(rels[i]))
+			elog(ERROR, "pg_inventory: the ring's partition inventory.%s is missing",
+				 name);
+	}
+	values[0] = Int64GetDatum((int64) t->ring);
+	values[1] = TimestampTzGetDatum(t->now);
+	/*
+	 * the work that reads the whole ring, before its locks, so that calls
+	 * never wait behind it: the documents of reservations changed since
+	 * they were archived, the count, the confirmed units carried
+	 */
+	if (t->archive)
+		InventoryRun(&history_ring_rearchive, values, NULL, SPI_OK_UPDATE);
+	InventoryRun(&history_ring_count, values, NULL, SPI_OK_SELECT);
+	t->removed = InventoryResultInt64(0, 1);
+	InventoryRun(&history_ring_carry, values, NULL, SPI_OK_INSERT);
+	/* the locks (released with the subtransaction when it is not kept) */
+	for (i = 0; i < (int) RING_TABLES; i++)
+		if (!InventoryLockWithoutQueue(rels[i]))
+			return false;
+	/*
+	 * again under the locks: a change committed since the reads above (a
+	 * compensate; every change sets updated_at to the clock, not before
+	 * cutoff) keeps the ring, and the subtransaction is undone with what
+	 * it wrote; a writer not yet committed holds a lock the loop did not
+	 * get
+	 */
+	InventoryRun(&history_ring_state, values, NULL, SPI_OK_SELECT);
+	if (!RingFinished(t->cutoff, &has_rows) && has_rows)
+		return false;
+	if (t->archive)
+	{
+		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
+		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
+			return false;
+	}
+	sql = psprintf("TRUNCATE inventory.reservation_transition_ring_%d, "
+				   "inventory.reservation_line_ring_%d, inventory.reservation_ring_%d",
+				   t->ring, t->ring, t->ring);
+	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
+		elog(ERROR, "pg_inventory: could not truncate ring %d of the reservations",
+			 t->ring);
+	pfree(sql);
+	return true;
+}
+
 /*
  * TruncateHistoryRing
  *		Removes ring (not the current one), every reservation of which
- *		finished before cutoff: when archive, first archives up to max_rows
- *		of its reservations per call (without locks: they are finished and
- *		nobody but a compensate changes them); once all are archived, takes
- *		its three partitions exclusively without queueing
- *		(InventoryLockWithoutQueue: a transaction that reads or writes a
- *		reservation of the ring holds a lock on them), checks again that no
- *		reservation in it is pending or changed at or after cutoff, writes
- *		again the documents of those that changed since archived, carries
- *		the units of the confirmed ones into purged_confirmed and truncates
- *		the three partitions.  Returns how many reservations it removed, or
- *		-1 with nothing removed (held, changed, or not all archived yet).
+ *		finished before cutoff.  When archive, first archives up to
+ *		max_rows of its reservations not archived yet (kept whatever
+ *		happens next: a document is a copy, written again below if its
+ *		reservation changes) and goes no further while one is left.  Then,
+ *		in a subtransaction: writes again the documents of reservations
+ *		changed since archived, counts the ring and carries the units of
+ *		its confirmed reservations into purged_confirmed, all before
+ *		locking anything; takes the ring's three partitions exclusively
+ *		without queueing (InventoryLockWithoutQueue: a transaction that
+ *		read or wrote a reservation of the ring holds a lock on them until
+ *		it ends); checks again that no reservation in it is pending or
+ *		changed at or after cutoff; truncates the three partitions.  Any
+ *		miss (a lock not got, a change since) undoes the subtransaction.
+ *		Returns how many reservations it removed, or -1 with nothing
+ *		removed.
  *
- * Why nothing is lost: a transaction holds its locks on the partitions it
- * read or wrote until it ends, so once the locks are ours every reservation
- * in the ring has committed or rolled back, and the checks and the carry,
- * which run on snapshots taken after the locks (READ COMMITTED: the
- * caller checks), see every committed change.
+ * Why nothing is lost: once the locks are ours every change in the ring
+ * has committed or rolled back, and the check, which runs on a snapshot
+ * taken after the locks (READ COMMITTED: the caller checks), sees every
+ * committed one; the reads before the locks saw a ring that no change
+ * committed since, or the check finds the change (its updated_at).  The
+ * locks are held for the check and the TRUNCATE only (and to the commit),
+ * so the calls that wait behind them wait milliseconds.
  */
 static int64
 TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 					int32 max_rows, bool archive)
 {
-	Oid			rels[RING_TABLES];
+	HistoryRingTruncation t;
 	Datum		values[3];
-	bool		has_rows;
-	bool		ok = true;
-	int			held = 0;
-	int64		removed;
-	int			i;
-	char	   *sql;
 
 	values[0] = Int64GetDatum((int64) ring);
 	if (archive)
@@ -347,55 +423,12 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
 			return -1;
 	}
-	for (i = 0; i < (int) RING_TABLES; i++)
-	{
-		char		name[NAMEDATALEN];
-
-		snprintf(name, sizeof(name), ring_tables[i], ring);
-		rels[i] = get_relname_relid(name, get_namespace_oid("inventory", false));
-		if (!OidIsValid(rels[i]))
-			elog(ERROR, "pg_inventory: the ring's partition inventory.%s is missing",
-				 name);
-	}
-	for (i = 0; i < (int) RING_TABLES && ok; i++)
-	{
-		ok = InventoryLockWithoutQueue(rels[i]);
-		if (ok)
-			held++;
-	}
-	if (ok)
-	{
-		/* again under the locks: a compensate may have committed since */
-		InventoryRun(&history_ring_state, values, NULL, SPI_OK_SELECT);
-		ok = RingFinished(cutoff, &has_rows) || !has_rows;
-	}
-	if (ok && archive)
-	{
-		bool		isnull;
-
-		values[1] = TimestampTzGetDatum(now);
-		InventoryRun(&history_ring_rearchive, values, NULL, SPI_OK_UPDATE);
-		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
-		ok = !DatumGetBool(InventoryResultDatum(0, 1, &isnull));
-	}
-	if (!ok)
-	{
-		for (i = 0; i < held; i++)
-			UnlockRelationOid(rels[i], AccessExclusiveLock);
-		return -1;
-	}
-	InventoryRun(&history_ring_count, values, NULL, SPI_OK_SELECT);
-	removed = InventoryResultInt64(0, 1);
-	values[1] = TimestampTzGetDatum(now);
-	InventoryRun(&history_ring_carry, values, NULL, SPI_OK_INSERT);
-	sql = psprintf("TRUNCATE inventory.reservation_transition_ring_%d, "
-				   "inventory.reservation_line_ring_%d, inventory.reservation_ring_%d",
-				   ring, ring, ring);
-	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
-		elog(ERROR, "pg_inventory: could not truncate ring %d of the reservations",
-			 ring);
-	pfree(sql);
-	return removed;
+	t.ring = ring;
+	t.cutoff = cutoff;
+	t.now = now;
+	t.archive = archive;
+	t.removed = 0;
+	return InventorySubtransaction(TruncateHistoryRingWork, &t) ? t.removed : -1;
 }
 
 /*

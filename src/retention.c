@@ -50,8 +50,12 @@
 #include "miscadmin.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
+#include "storage/latch.h"
 #include "storage/proc.h"
+#include "utils/wait_event.h"
+#include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
 
@@ -276,10 +280,13 @@ static InventoryStatement history_ring_set = {
 	1, {INT8OID}
 };
 
-/* The partitions of ring k, in lock order: log, lines, reservations */
+/*
+ * The partitions of ring k, in the order calls lock them: reservations,
+ * lines, log
+ */
 static const char *const ring_tables[] = {
-	"reservation_transition_ring_%d", "reservation_line_ring_%d",
-	"reservation_ring_%d"
+	"reservation_ring_%d", "reservation_line_ring_%d",
+	"reservation_transition_ring_%d"
 };
 
 #define RING_TABLES lengthof(ring_tables)
@@ -300,15 +307,155 @@ RingFinished(TimestampTz cutoff, bool *has_rows)
 	return !isnull && DatumGetTimestampTz(last) < cutoff;
 }
 
+/*
+ * Whether a transaction other than this one that began HISTORY_LOCK_OLD_MS
+ * ago or earlier (or a prepared transaction) holds a lock on one of the
+ * relations $1: one the purge would wait for beyond its lock_timeout
+ */
+static InventoryStatement history_ring_old_holder = {
+	"look for an old holder of a reservation ring",
+	"SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_locks l "
+	"LEFT JOIN pg_catalog.pg_stat_activity a ON a.pid = l.pid "
+	"WHERE l.locktype = 'relation' AND l.database = "
+	"(SELECT d.oid FROM pg_catalog.pg_database d "
+	"WHERE d.datname = pg_catalog.current_database()) "
+	"AND l.relation = ANY ($1) AND l.granted "
+	"AND l.pid IS DISTINCT FROM pg_catalog.pg_backend_pid() "
+	"AND (l.pid IS NULL OR a.xact_start IS NULL "
+	"OR a.xact_start < pg_catalog.clock_timestamp() - $2))",
+	2, {OIDARRAYOID, INTERVALOID}
+};
+
+/*
+ * Taking a ring: HISTORY_LOCK_TRIES conditional tries 1 ms apart (no call
+ * waits behind them); then, unless a transaction older than
+ * HISTORY_LOCK_OLD_MS holds the ring, a wait in the lock queue of at most
+ * HISTORY_LOCK_TIMEOUT_MS (calls that start meanwhile wait behind it), since
+ * under steady load some call always holds every ring (a reserve looks its
+ * key up in all of them) and conditional tries alone never succeed.
+ */
+#define HISTORY_LOCK_TRIES 5
+#define HISTORY_LOCK_OLD_MS 1000
+#define HISTORY_LOCK_TIMEOUT_MS 100
+
+/*
+ * LockHistoryRing
+ *		Takes the ring's three partitions rels exclusively, in the order
+ *		calls lock them.  Returns false when a transaction older than
+ *		HISTORY_LOCK_OLD_MS holds one (nothing waited for); raises 55P03
+ *		when the wait passes HISTORY_LOCK_TIMEOUT_MS (or a lower
+ *		lock_timeout of the caller): run it in a subtransaction.
+ */
+static bool
+LockHistoryRing(const Oid *rels)
+{
+	int			i;
+	int			k;
+
+	for (i = 0; i < (int) RING_TABLES; i++)
+	{
+		bool		got = false;
+
+		for (k = 0; k < HISTORY_LOCK_TRIES && !got; k++)
+		{
+			got = ConditionalLockRelationOid(rels[i], AccessExclusiveLock);
+			if (!got)
+			{
+				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
+								 1L, PG_WAIT_EXTENSION);
+				ResetLatch(MyLatch);
+				CHECK_FOR_INTERRUPTS();
+			}
+		}
+		if (!got)
+		{
+			Datum		values[2];
+			Datum	   *oids = palloc(sizeof(Datum) * RING_TABLES);
+			bool		isnull;
+			int			level;
+			char		timeout[32];
+
+			for (k = 0; k < (int) RING_TABLES; k++)
+				oids[k] = ObjectIdGetDatum(rels[k]);
+			values[0] = PointerGetDatum(construct_array(oids, RING_TABLES, OIDOID,
+														sizeof(Oid), true,
+														TYPALIGN_INT));
+			values[1] = DirectFunctionCall3(interval_in,
+											CStringGetDatum(CppAsString2(HISTORY_LOCK_OLD_MS) " ms"),
+											ObjectIdGetDatum(InvalidOid),
+											Int32GetDatum(-1));
+			InventoryRun(&history_ring_old_holder, values, NULL, SPI_OK_SELECT);
+			if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
+				return false;
+			snprintf(timeout, sizeof(timeout), "%d",
+					 LockTimeout > 0 ? Min(LockTimeout, HISTORY_LOCK_TIMEOUT_MS) :
+					 HISTORY_LOCK_TIMEOUT_MS);
+			/* undone below, or by the subtransaction's abort */
+			level = NewGUCNestLevel();
+			(void) set_config_option("lock_timeout", timeout, PGC_USERSET,
+									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+			LockRelationOid(rels[i], AccessExclusiveLock);
+			AtEOXact_GUC(true, level);
+		}
+	}
+	return true;
+}
+
+/*
+ * Runs work(arg) in a subtransaction (InventorySubtransaction); a lock
+ * timeout (55P03) inside undoes it and counts as false, any other error
+ * is raised
+ */
+static bool
+HistoryRingSubtransaction(bool (*work) (void *arg), void *arg)
+{
+	MemoryContext cxt = CurrentMemoryContext;
+	volatile bool kept = false;
+
+	PG_TRY();
+	{
+		kept = InventorySubtransaction(work, arg);
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(cxt);
+		edata = CopyErrorData();
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+			PG_RE_THROW();
+		FlushErrorState();
+		FreeErrorData(edata);
+		kept = false;
+	}
+	PG_END_TRY();
+	return kept;
+}
+
 /* What TruncateHistoryRingWork does to one ring, and what it returns */
 typedef struct HistoryRingTruncation
 {
 	int			ring;
+	Oid			rels[RING_TABLES];	/* its partitions, in lock order */
 	TimestampTz cutoff;
 	TimestampTz now;
 	bool		archive;
+	bool		locked;			/* out (the probe): the locks were got */
 	int64		removed;		/* out: reservations removed */
 } HistoryRingTruncation;
+
+/*
+ * The probe of TruncateHistoryRing: whether the ring's locks can be got
+ * now; never kept (its subtransaction's end releases them)
+ */
+static bool
+ProbeHistoryRingWork(void *arg)
+{
+	HistoryRingTruncation *t = (HistoryRingTruncation *) arg;
+
+	t->locked = LockHistoryRing(t->rels);
+	return false;
+}
 
 /*
  * The work of TruncateHistoryRing in its subtransaction: kept (true) only
@@ -318,23 +465,11 @@ static bool
 TruncateHistoryRingWork(void *arg)
 {
 	HistoryRingTruncation *t = (HistoryRingTruncation *) arg;
-	Oid			rels[RING_TABLES];
 	Datum		values[2];
 	bool		has_rows;
 	bool		isnull;
-	int			i;
 	char	   *sql;
 
-	for (i = 0; i < (int) RING_TABLES; i++)
-	{
-		char		name[NAMEDATALEN];
-
-		snprintf(name, sizeof(name), ring_tables[i], t->ring);
-		rels[i] = get_relname_relid(name, get_namespace_oid("inventory", false));
-		if (!OidIsValid(rels[i]))
-			elog(ERROR, "pg_inventory: the ring's partition inventory.%s is missing",
-				 name);
-	}
 	values[0] = Int64GetDatum((int64) t->ring);
 	values[1] = TimestampTzGetDatum(t->now);
 	/*
@@ -348,15 +483,13 @@ TruncateHistoryRingWork(void *arg)
 	t->removed = InventoryResultInt64(0, 1);
 	InventoryRun(&history_ring_carry, values, NULL, SPI_OK_INSERT);
 	/* the locks (released with the subtransaction when it is not kept) */
-	for (i = 0; i < (int) RING_TABLES; i++)
-		if (!InventoryLockWithoutQueue(rels[i]))
-			return false;
+	if (!LockHistoryRing(t->rels))
+		return false;
 	/*
 	 * again under the locks: a change committed since the reads above (a
 	 * compensate; every change sets updated_at to the clock, not before
 	 * cutoff) keeps the ring, and the subtransaction is undone with what
-	 * it wrote; a writer not yet committed holds a lock the loop did not
-	 * get
+	 * it wrote; a writer not yet committed held a lock until it ended
 	 */
 	InventoryRun(&history_ring_state, values, NULL, SPI_OK_SELECT);
 	if (!RingFinished(t->cutoff, &has_rows) && has_rows)
@@ -367,8 +500,8 @@ TruncateHistoryRingWork(void *arg)
 		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
 			return false;
 	}
-	sql = psprintf("TRUNCATE inventory.reservation_transition_ring_%d, "
-				   "inventory.reservation_line_ring_%d, inventory.reservation_ring_%d",
+	sql = psprintf("TRUNCATE inventory.reservation_ring_%d, "
+				   "inventory.reservation_line_ring_%d, inventory.reservation_transition_ring_%d",
 				   t->ring, t->ring, t->ring);
 	if (SPI_execute(sql, false, 0) != SPI_OK_UTILITY)
 		elog(ERROR, "pg_inventory: could not truncate ring %d of the reservations",
@@ -383,12 +516,14 @@ TruncateHistoryRingWork(void *arg)
  *		finished before cutoff.  When archive, first archives up to
  *		max_rows of its reservations not archived yet (kept whatever
  *		happens next: a document is a copy, written again below if its
- *		reservation changes) and goes no further while one is left.  Then,
- *		in a subtransaction: writes again the documents of reservations
- *		changed since archived, counts the ring and carries the units of
- *		its confirmed reservations into purged_confirmed, all before
- *		locking anything; takes the ring's three partitions exclusively
- *		without queueing (InventoryLockWithoutQueue: a transaction that
+ *		reservation changes) and goes no further while one is left.  Then
+ *		it probes the ring's locks (LockHistoryRing in a subtransaction
+ *		that ends at once: no point reading a whole ring a transaction
+ *		keeps), and, in a second subtransaction: writes again the
+ *		documents of reservations changed since archived, counts the ring
+ *		and carries the units of its confirmed reservations into
+ *		purged_confirmed, all before locking anything; takes the ring's
+ *		three partitions exclusively (LockHistoryRing: a transaction that
  *		read or wrote a reservation of the ring holds a lock on them until
  *		it ends); checks again that no reservation in it is pending or
  *		changed at or after cutoff; truncates the three partitions.  Any
@@ -410,6 +545,7 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 {
 	HistoryRingTruncation t;
 	Datum		values[3];
+	int			i;
 
 	values[0] = Int64GetDatum((int64) ring);
 	if (archive)
@@ -424,11 +560,25 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 			return -1;
 	}
 	t.ring = ring;
+	for (i = 0; i < (int) RING_TABLES; i++)
+	{
+		char		name[NAMEDATALEN];
+
+		snprintf(name, sizeof(name), ring_tables[i], ring);
+		t.rels[i] = get_relname_relid(name, get_namespace_oid("inventory", false));
+		if (!OidIsValid(t.rels[i]))
+			elog(ERROR, "pg_inventory: the ring's partition inventory.%s is missing",
+				 name);
+	}
 	t.cutoff = cutoff;
 	t.now = now;
 	t.archive = archive;
+	t.locked = false;
 	t.removed = 0;
-	return InventorySubtransaction(TruncateHistoryRingWork, &t) ? t.removed : -1;
+	(void) HistoryRingSubtransaction(ProbeHistoryRingWork, &t);
+	if (!t.locked)
+		return -1;
+	return HistoryRingSubtransaction(TruncateHistoryRingWork, &t) ? t.removed : -1;
 }
 
 /*

@@ -48,10 +48,11 @@
 # after each drain round the broker's ceiling (bench-broker-ceiling: the
 # relay's publisher, the same batches, no database), the
 # lag at a steady 2,000 reservations/s (p50/p99/max, polling and --listen;
-# goal p99 < 100 ms) and the relay's resident memory, the outbox under a
-# snapshot held open elsewhere (producers at BENCH_HOLD_RATE/s and one relay,
-# without and with the snapshot: producer tps, a claim probe, the relay's
-# lag, the outbox's size and dead rows; issue #12, goal 4), and a profiling
+# goal p99 < 100 ms) and the relay's resident memory, the outbox and the
+# history under a snapshot held open elsewhere (producers reserving and
+# cancelling at BENCH_HOLD_RATE/s and one relay, without and with the
+# snapshot: producer tps, a claim probe, the relay's lag, the outbox's and
+# the history's size and dead rows; issue #12, goal 4), and a profiling
 # pass with pg_stat_statements (reserve at 8 clients).
 #
 # Writes test/bench/RESULTS.md, test/bench/throughput.png and
@@ -76,10 +77,11 @@
 #   BENCH_RELAY_BATCH    --batch-size of the backlog drain (2000)
 #   BENCH_HOLD_SECONDS   how long the outbox runs hold a snapshot open
 #                        (full 60, quick 20)
-#   BENCH_HOLD_RATE      producers' reservations/s in those runs (500)
-#   BENCH_HOLD_RETENTION purge_published's retention in seconds in those
-#                        runs, run every second beside the relay (full 10,
-#                        quick 4)
+#   BENCH_HOLD_RATE      producers' reservations/s in those runs (500;
+#                        each reserved and cancelled: two events)
+#   BENCH_HOLD_RETENTION purge_published's and purge_history's retention in
+#                        seconds in those runs, run every second beside the
+#                        relay (full 10, quick 4)
 #   BENCH_RELAY_BIN      the inventory-relay binary to measure (default
 #                        build/src/relay/inventory-relay; another build,
 #                        e.g. an older one, for a comparison)
@@ -822,7 +824,8 @@ us_each() {
 # RELAY_PID.  Beside it, what the expiry worker does for the outbox of its
 # database every pass (1 s by default): advance_outbox_low_water (0.7), so
 # that claims start at the low-water mark, and, when PURGE_RETENTION is set
-# (seconds), purge_published with that retention (0.8: a ring at a time);
+# (seconds), purge_published and purge_history with that retention (0.8,
+# 0.9: a ring at a time);
 # the worker of this server serves database bench (flash sale), not
 # bench_relay.  ADVANCER_PID.
 relay_bg() {
@@ -839,6 +842,7 @@ relay_bg() {
 				# purge can remove them (it keeps PURGE_RETENTION s)
 				psql -X -q -d bench_relay -c "$LAG_SAMPLE AND published_at >= now() - interval '$PURGE_RETENTION seconds'" \
 					-c "SELECT inventory.purge_published(interval '$PURGE_RETENTION seconds')" \
+					-c "SELECT inventory.purge_history(interval '$PURGE_RETENTION seconds')" \
 					>/dev/null 2>&1 || true
 			fi
 			sleep 1
@@ -919,7 +923,10 @@ SQL
 # $WORK/held.tsv: name hold tps probe-p50-first-third probe-p99-first-third
 # probe-p50-last-third probe-p99-last-third outbox-MiB-after dead-tuples
 # events-left producer-latency-ms relay-lag-p50-ms relay-lag-p99-ms
-# events-in-the-outbox-at-the-end events-written-during-the-run.
+# events-in-the-outbox-at-the-end events-written-during-the-run
+# history-MiB history-dead-tuples reservations-kept reservations-made
+# (the producers reserve and cancel: every reservation finishes, and
+# purge_history runs beside purge_published).
 held_run() {
 	local name=$1 hold=$2 rc=0 out probe i left holder_pid=""
 	rmq_ctl purge_queue bench_audit >/dev/null 2>&1 || true
@@ -929,7 +936,16 @@ held_run() {
 		[ "$purged" = 0 ] && break
 	done
 	[ "$purged" = 0 ] || die "held_run: the outbox still held published events after 100 purges"
-	sql -d bench_relay -c 'VACUUM ANALYZE inventory.outbox' -c CHECKPOINT
+	# and no history: what earlier scenarios left pending expires and every
+	# ring goes, on a clock two hours ahead (0.9: rings; before, row by row)
+	sql -d bench_relay -c "SET pg_inventory.frozen_now = '$(date -u -d '+2 hours' '+%Y-%m-%d %H:%M:%S+00')'" \
+		-c 'SELECT inventory.expire_due(1000000)' -c "SELECT inventory.purge_history(interval '0', 1000000)" \
+		-c "SELECT inventory.purge_history(interval '0', 1000000)" >/dev/null
+	[ "$(val -d bench_relay -c 'SELECT count(*) FROM inventory.reservation')" = 0 ] ||
+		die "held_run: reservations were left after the history was purged"
+	sql -d bench_relay -c 'VACUUM ANALYZE inventory.outbox' -c 'VACUUM ANALYZE inventory.reservation' \
+		-c 'VACUUM ANALYZE inventory.reservation_line' -c 'VACUUM ANALYZE inventory.reservation_transition' \
+		-c CHECKPOINT
 	if [ "$hold" = 1 ]; then
 		PGAPPNAME=bench_hold psql -X -q -d bench_relay -c 'BEGIN ISOLATION LEVEL REPEATABLE READ' \
 			-c 'SELECT count(*) FROM inventory.sku' -c "SELECT pg_sleep($HOLD_SECS + 30)" \
@@ -943,8 +959,9 @@ held_run() {
 		done
 	fi
 	# the last id drawn before the run (the outbox is empty now)
-	local mark
+	local mark rmark
 	mark=$(val -d bench_relay -c 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM inventory.outbox_id_seq')
+	rmark=$(val -d bench_relay -c 'SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM inventory.reservation_id_seq')
 	sql -d bench_relay -c 'DROP TABLE IF EXISTS public.bench_lag' \
 		-c 'CREATE TABLE public.bench_lag (id bigint PRIMARY KEY, ms float8)'
 	# the worker's purge beside the relay, with a retention of HOLD_RETENTION s
@@ -955,8 +972,8 @@ held_run() {
 	local probe_pid=$!
 	out=$WORK/pgbench.held.$name.log
 	pgbench -n -M prepared -d bench_relay -U bench_app -c 8 -j 2 -T "$HOLD_SECS" \
-		--rate="$HOLD_RATE" -D pfx="held.$name" -D n=0 -D hot=0 -D hotsku=0 \
-		-f "$SCRIPTS/reserve_ext.sql" >"$out" 2>&1 || rc=$?
+		--rate="$HOLD_RATE" -D pfx="held.$name" -D n=0 \
+		-f "$SCRIPTS/reserve_cancel_ext.sql" >"$out" 2>&1 || rc=$?
 	wait "$probe_pid" || rc=$?
 	# measured while the snapshot is still held: the outbox's size and the
 	# dead rows nothing could clean up
@@ -969,6 +986,20 @@ held_run() {
 		WHERE s.relid IN (SELECT t.relid FROM pg_partition_tree('inventory.outbox') t)")
 	rows=$(val -d bench_relay -c "SELECT count(*) FROM inventory.outbox")
 	made=$(val -d bench_relay -c "SELECT last_value - $mark FROM inventory.outbox_id_seq")
+	# the same of the history (0.9: the reservations' rings): size and dead
+	# rows of reservation, reservation_line and reservation_transition, the
+	# reservations kept, those made during the run
+	local hsize hdead hrows hmade
+	hsize=$(val -d bench_relay -c "SELECT round(sum(pg_total_relation_size(t.relid)) / 1048576.0, 1)
+		FROM (SELECT relid FROM pg_partition_tree('inventory.reservation')
+			  UNION ALL SELECT relid FROM pg_partition_tree('inventory.reservation_line')
+			  UNION ALL SELECT relid FROM pg_partition_tree('inventory.reservation_transition')) t")
+	hdead=$(val -d bench_relay -c "SELECT coalesce(sum(s.n_dead_tup), 0) FROM pg_stat_user_tables s
+		WHERE s.relid IN (SELECT relid FROM pg_partition_tree('inventory.reservation')
+			  UNION ALL SELECT relid FROM pg_partition_tree('inventory.reservation_line')
+			  UNION ALL SELECT relid FROM pg_partition_tree('inventory.reservation_transition'))")
+	hrows=$(val -d bench_relay -c "SELECT count(*) FROM inventory.reservation")
+	hmade=$(val -d bench_relay -c "SELECT last_value - $rmark FROM inventory.reservation_id_seq")
 	[ -n "$holder_pid" ] && {
 		sql -d bench_relay -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'bench_hold'" >/dev/null
 		wait "$holder_pid" 2>/dev/null || true
@@ -995,10 +1026,11 @@ held_run() {
 	# scheduled start, so the claim's own time is latency - lag
 	cat "$probe".* 2>/dev/null | awk -v name="$name" -v hold="$hold" -v tps="$tps" \
 		-v size="$size" -v dead="$dead" -v left="$left" -v plat="${plat:-n/a}" -v lag="${lag:-n/a n/a}" \
-		-v rows="${rows:-n/a}" -v made="${made:-n/a}" '
+		-v rows="${rows:-n/a}" -v made="${made:-n/a}" \
+		-v hist="${hsize:-n/a} ${hdead:-n/a} ${hrows:-n/a} ${hmade:-n/a}" '
 		{ t[NR] = $5 + $6 / 1e6; l[NR] = ($3 - $7) / 1000 }
 		END {
-			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat, lag, rows, made; exit }
+			if (NR == 0) { print name, hold, tps, "n/a n/a n/a n/a", size, dead, left, plat, lag, rows, made, hist; exit }
 			t0 = t[1]; t1 = t[1]
 			for (i = 1; i <= NR; i++) { if (t[i] < t0) t0 = t[i]; if (t[i] > t1) t1 = t[i] }
 			third = (t1 - t0) / 3
@@ -1006,8 +1038,8 @@ held_run() {
 				if (t[i] <= t0 + third) a[++na] = l[i]
 				else if (t[i] >= t1 - third) b[++nb] = l[i]
 			}
-			printf "%s %s %s %s %s %s %s %s %s %s %s %s %s %s\n", name, hold, tps,
-				pct(a, na, 0.5), pct(a, na, 0.99), pct(b, nb, 0.5), pct(b, nb, 0.99), size, dead, left, plat, lag, rows, made
+			printf "%s %s %s %s %s %s %s %s %s %s %s %s %s %s %s\n", name, hold, tps,
+				pct(a, na, 0.5), pct(a, na, 0.99), pct(b, nb, 0.5), pct(b, nb, 0.99), size, dead, left, plat, lag, rows, made, hist
 		}
 		function pct(v, n, p,   i, j, x, k) {
 			if (n == 0) return "n/a"
@@ -1016,7 +1048,7 @@ held_run() {
 			return sprintf("%.2f", v[k])
 		}' >>"$WORK/held.tsv"
 	rm -f "$probe".*
-	log "held $name (snapshot held: $hold): $(tail -n 1 "$WORK/held.tsv") (name hold tps claim-p50/p99 ms first third, last third, outbox MiB, dead rows, events left, producer latency ms, relay lag p50 p99 ms, events in the outbox at the end, events written)"
+	log "held $name (snapshot held: $hold): $(tail -n 1 "$WORK/held.tsv") (name hold tps claim-p50/p99 ms first third, last third, outbox MiB, dead rows, events left, producer latency ms, relay lag p50 p99 ms, events in the outbox at the end, events written, history MiB, history dead rows, reservations kept, reservations made)"
 }
 
 RELAY_NOTE=""
@@ -1371,7 +1403,7 @@ HF_LAG99=$(held_med 0 13); HH_LAG99=$(held_med 1 13)
 R_HELD=$(ratio "$HH_TPS" "$HF_TPS")
 R_CLAIM=$(ratio "$HH_P50B" "$HF_P50B")
 R_LAG=$(ratio "$HH_LAG99" "$HF_LAG99")
-HELD_ROWS=$(if [ -s "$WORK/held.tsv" ]; then awk '{ printf "| %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s / %s | %s |\n", $1, ($2 == 1 ? "held" : "none"), $3, $11, $4, $5, $6, $7, $12, $13, $8, $9, $14, $15, $10 }' "$WORK/held.tsv"; fi)
+HELD_ROWS=$(if [ -s "$WORK/held.tsv" ]; then awk '{ printf "| %s | %s | %s | %s | %s / %s | %s / %s | %s / %s | %s | %s | %s / %s | %s | %s | %s | %s / %s |\n", $1, ($2 == 1 ? "held" : "none"), $3, $11, $4, $5, $6, $7, $12, $13, $8, $9, $14, $15, $10, $16, $17, $18, $19 }' "$WORK/held.tsv"; fi)
 if [ "$HF_TPS" = n/a ] || [ "$HH_TPS" = n/a ]; then
 	HELD_TPS_VERDICT="not measured"
 	HELD_TPS_WHY="not measured: ${RELAY_NOTE:-the relay part did not run}"
@@ -1417,10 +1449,34 @@ else
 	HELD_SIZE_WHY="the outbox held $HH_ROWS events at the end of a held run (bound: $HH_BOUND, 3 retentions of ${HOLD_RETENTION} s at the run's rate) and ${R_MIB}x the free run's size: a ring could not be truncated while some transaction held it (a writer not yet committed, a reader of the outbox), or the held snapshot's dead row versions (${HH_DEAD} against ${HF_DEAD} without) are more than 3 per event of the bound"
 fi
 
-# goal 4 as a whole: its three outbox rows; the transition log and
-# finished reservations (the rest of the goal) are not built
-GOAL4_VERDICT="**NOT MET**"
-[ "$HELD_TPS_VERDICT" = "not measured" ] && GOAL4_VERDICT="not measured"
+# the history's size (0.9: the reservations' rings): the reservations kept
+# at the end of a held run against 3 retentions of the run's rate, as for
+# the outbox, and the dead row versions of reservation, reservation_line
+# and reservation_transition against 3 per reservation of that bound
+HF_HMIB=$(held_med 0 16); HH_HMIB=$(held_med 1 16); HF_HDEAD=$(held_med 0 17); HH_HDEAD=$(held_med 1 17)
+HF_HROWS=$(held_med 0 18); HH_HROWS=$(held_med 1 18); HH_HMADE=$(held_med 1 19)
+HH_HBOUND=$(awk -v m="$HH_HMADE" -v s="$HOLD_SECS" -v r="$HOLD_RETENTION" 'BEGIN { if (m == "" || m == "n/a") print "n/a"; else printf "%.0f", 3 * r * m / s }')
+R_HMIB=$(ratio "$HH_HMIB" "$HF_HMIB")
+if [ "$HH_HROWS" = n/a ] || [ "$HH_HBOUND" = n/a ] || [ "$R_HMIB" = n/a ]; then
+	HIST_SIZE_VERDICT="not measured"
+	HIST_SIZE_WHY="not measured: ${RELAY_NOTE:-the relay part did not run}"
+elif ge "$HH_HBOUND" "$HH_HROWS" && ge "$((3 * HH_HBOUND))" "$HH_HDEAD"; then
+	HIST_SIZE_VERDICT="**MET**"
+	HIST_SIZE_WHY="finished reservations leave a ring at a time (0.9): purge_history, run every second with a retention of ${HOLD_RETENTION} s, truncates a ring's three partitions (reservations, lines, transitions) once every reservation in it finished more than the retention ago, so the history holds a few retentions' worth of reservations ($HH_HROWS at the end of a held run, within the bound of $HH_HBOUND; $HH_HMADE made during it) whatever was made before, and what a truncation removes leaves no dead row behind; the held snapshot keeps the cancels' old row versions in the rings still in use (${HH_HDEAD} dead rows at the end of a held run, at most 3 per reservation of the bound; ${HF_HDEAD} without), hence ${R_HMIB}x the free run's size, which a longer run does not increase"
+else
+	HIST_SIZE_VERDICT="**NOT MET**"
+	HIST_SIZE_WHY="the history held $HH_HROWS reservations at the end of a held run (bound: $HH_HBOUND, 3 retentions of ${HOLD_RETENTION} s at the run's rate) and ${R_HMIB}x the free run's size: a ring could not be taken (a transaction held it beyond the purge's 100 ms wait, or one older than a second did), or the held snapshot's dead row versions (${HH_HDEAD} against ${HF_HDEAD} without) are more than 3 per reservation of the bound"
+fi
+
+# goal 4 as a whole: the outbox's three rows and the history's
+if [ "$HELD_TPS_VERDICT" = "not measured" ]; then
+	GOAL4_VERDICT="not measured"
+elif [ "$HELD_TPS_VERDICT" = "**MET**" ] && [ "$HELD_CLAIM_VERDICT" = "**MET**" ] &&
+	[ "$HELD_SIZE_VERDICT" = "**MET**" ] && [ "$HIST_SIZE_VERDICT" = "**MET**" ]; then
+	GOAL4_VERDICT="**MET**"
+else
+	GOAL4_VERDICT="**NOT MET**"
+fi
 
 # chart data: clients and the medians per competitor
 for scen in uniform hot; do
@@ -1633,7 +1689,7 @@ $SETTINGS_TABLE
 | availability (100 SKUs per call, $READERS clients) beside uniform reserve at 8 clients | reader $AV_READER_W calls/s beside reserve ($AV_READER alone); reserve $AV_WITH tps with the reader, $AV_ALONE without = **${R_AV}x** | no target set | the reader takes no row locks and writes nothing, so it slows reserve only through the 2 shared cores: see the availability section |
 | expire_due >= 40,000 rows/s over 1,000,000 due reservations spread over 10,000 SKUs | $EXP_RATE rows/s over $EXPIRED rows ($EXP_SKUS SKUs) | $EXP_VERDICT | $EXP_WHY |
 | scale of data (issue #12, goal 6): uniform reserve at 8 clients with 1,000,000 SKUs and 10,000,000 stored reservations >= 0.8x the same with 10,000 SKUs | $SCALE_MEASURED | $SCALE_VERDICT | $SCALE_WHY; a backend's memory over many calls: \`make bench-cpu\` (CPU_PROFILE.md) |
-| an outbox that never bloats (issue #12, goal 4): with a snapshot held open ${HOLD_SECS} s, producers >= 0.8x and the claim's latency flat; size bounded by the retention window | producers **${R_HELD}x**, claim median **${R_CLAIM}x**, relay lag p99 $HH_LAG99 ms held against $HF_LAG99 ms free; events left $HH_ROWS (bound $HH_BOUND) | $GOAL4_VERDICT | producers $HELD_TPS_VERDICT, claim latency $HELD_CLAIM_VERDICT, size $HELD_SIZE_VERDICT (the outbox's rings, 0.8); the transition log and finished reservations still leave row by row (purge_history): not built; see Outbox under a held snapshot |
+| an outbox and a history that never bloat (issue #12, goal 4): with a snapshot held open ${HOLD_SECS} s, producers >= 0.8x and the claim's latency flat; the outbox's and the history's size bounded by the retention window | producers **${R_HELD}x**, claim median **${R_CLAIM}x**, relay lag p99 $HH_LAG99 ms held against $HF_LAG99 ms free; events left $HH_ROWS (bound $HH_BOUND); reservations left $HH_HROWS (bound $HH_HBOUND) | $GOAL4_VERDICT | producers $HELD_TPS_VERDICT, claim latency $HELD_CLAIM_VERDICT, outbox size $HELD_SIZE_VERDICT (the outbox's rings, 0.8), history size $HIST_SIZE_VERDICT (the reservations' rings, 0.9); see Outbox and history under a held snapshot |
 
 Superuser figure: pg_inventory as the superuser at 8 clients:
 $U8_SU tps; the app role runs at ${R_SU}x of it (the difference is the
@@ -1830,35 +1886,40 @@ relay polls by default and \`--listen\` stays an option.
 | steady rate, polling (batch 100) | $MP_N | $MP_RSS | $MP_HWM |
 | steady rate, \`--listen\` | $ML_N | $ML_RSS | $ML_HWM |
 
-## Outbox under a held snapshot (issue #12, goal 4)
+## Outbox and history under a held snapshot (issue #12, goal 4)
 
 | goal | measured | verdict | why |
 |---|---|---|---|
 | producer throughput with a snapshot held open ${HOLD_SECS} s >= 0.8x the same run without | $HH_TPS / $HF_TPS tps = **${R_HELD}x** at a target of $HOLD_RATE/s (medians of $ROUNDS round(s)); producer latency (pgbench's average, which counts the wait for a late schedule) $HH_LAT ms held, $HF_LAT ms free | $HELD_TPS_VERDICT | $HELD_TPS_WHY |
 | the relay's claim latency stays flat | claim probe median in the last third: **$HH_P50B ms** held against $HF_P50B ms free = **${R_CLAIM}x** (p99 last third: $HH_P99B against $HF_P99B ms; first third held: p99 $HH_P99A ms); the relay's lag p99: **$HH_LAG99 ms** held against $HF_LAG99 ms free = **${R_LAG}x**; flat counts as both at most 2x the free run's | $HELD_CLAIM_VERDICT | $HELD_CLAIM_WHY |
 | the outbox's size bounded by the retention window; published events leave by whole partitions, never row by row | outbox $HH_MIB MiB at the end of a held run, $HF_MIB MiB without = **${R_MIB}x** (each run starts from a purged, VACUUMed outbox); events in it at the end: **$HH_ROWS** held (bound $HH_BOUND), $HF_ROWS free; retention ${HOLD_RETENTION} s (\`BENCH_HOLD_RETENTION\`), purge_published every second | $HELD_SIZE_VERDICT | $HELD_SIZE_WHY |
+| the history's size bounded by the retention window; finished reservations and the transition log leave by whole partitions, never row by row | reservation, reservation_line and reservation_transition $HH_HMIB MiB at the end of a held run, $HF_HMIB MiB without = **${R_HMIB}x** (each run starts with no history); reservations in them at the end: **$HH_HROWS** held (bound $HH_HBOUND), $HF_HROWS free; purge_history every second with the same retention | $HIST_SIZE_VERDICT | $HIST_SIZE_WHY |
 
-Each run: producers reserve at a steady $HOLD_RATE reservations/s (uniform
-reserve as \`bench_app\`, 8 clients, \`pgbench --rate=$HOLD_RATE -T
+Each run: producers reserve and then cancel at a steady $HOLD_RATE
+reservations/s (uniform reserve and cancel as \`bench_app\`, 8 clients,
+\`test/bench/scripts/reserve_cancel_ext.sql\`, \`pgbench --rate=$HOLD_RATE -T
 $HOLD_SECS\`: a rate the relay keeps up with here, so that every run
-starts and ends with nothing unpublished) in database bench_relay while one relay
+starts and ends with nothing unpublished; two events per reservation) in database bench_relay while one relay
 publishes in the default poll mode (with the worker's
-\`advance_outbox_low_water()\` every second beside it, 0.7, and its
-\`purge_published\` with a retention of $HOLD_RETENTION s, 0.8) and a probe
+\`advance_outbox_low_water()\` every second beside it, 0.7, its
+\`purge_published\` with a retention of $HOLD_RETENTION s, 0.8, and its
+\`purge_history\` with the same retention, 0.9) and a probe
 (\`test/bench/scripts/claim_probe.sql\`, 5 per second) claims at most one
 event and gives it back, so that pgbench's per-transaction log times what
 one claim costs as the run goes on. A held run has one more session that
 opened a \`REPEATABLE READ\` transaction and read a table before the
 producers started, and keeps it open until they stop; runs with and
 without alternate over the rounds. Outbox size, events and dead rows
-(\`pg_stat_user_tables.n_dead_tup\`, summed over the rings) are read at
-the end, before the snapshot is let go; the relay's lag
+(\`pg_stat_user_tables.n_dead_tup\`, summed over the rings), and the same
+of the history (reservation, reservation_line and reservation_transition,
+summed over their rings) are read at the end, before the snapshot is let
+go; the relay's lag
 (\`published_at - created_at\`) over the run's events, sampled every
 second before the purge and once more after the relay has published them
 all.
 
-| run | snapshot | producer tps | producer latency ms (average) | claim p50 / p99 ms, first third | claim p50 / p99 ms, last third | relay lag p50 / p99 ms | outbox MiB | dead rows | events in the outbox at the end / written | events left unpublished |
-|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|
+| run | snapshot | producer tps | producer latency ms (average) | claim p50 / p99 ms, first third | claim p50 / p99 ms, last third | relay lag p50 / p99 ms | outbox MiB | dead rows | events in the outbox at the end / written | events left unpublished | history MiB | history dead rows | reservations kept / made |
+|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|
 $HELD_ROWS
 
 ## Work check

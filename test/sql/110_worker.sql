@@ -138,7 +138,10 @@ SELECT bool_and(query ~ '^pg_inventory expiry worker: (idle, last pass at .+, ex
 -- worker's pass ends with purge_history, which removes wk-1 (expired,
 -- every event published here by hand) once its last change is older than
 -- that; the units stay where the expiry put them and the invariants hold.
--- The setting is reset at once (it is the server's).
+-- The setting is reset at once (it is the server's).  (0.9: the purge
+-- removes wk-1's ring once no transaction holds it, so the loop looks in
+-- a transaction of its own each time: one transaction left open across
+-- the loop, having read the reservations, would keep the ring.)
 UPDATE inventory.outbox SET published_at = now() WHERE tenant = 'wk-t';
 ALTER SYSTEM SET pg_inventory.history_retention = 1;
 SELECT pg_reload_conf();
@@ -153,6 +156,7 @@ BEGIN
 			RAISE WARNING 'the expiry worker did not purge wk-1 within 20 seconds';
 			EXIT;
 		END IF;
+		COMMIT;
 		PERFORM pg_sleep(0.05);
 	END LOOP;
 END $$;

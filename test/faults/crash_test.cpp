@@ -247,7 +247,7 @@ TEST(FaultMatrix, ServerCrashKeepsEveryAcknowledgedCall) {
                  "  FROM inventory.reservation r"
                  "  LEFT JOIN inventory.reservation_line l"
                  "         ON l.reservation_id = r.id"
-                 " GROUP BY r.id")) {
+                 " GROUP BY r.id, r.request_key, r.state, r.version")) {
       Stored s;
       s.state = row[1].as<std::string>();
       s.version = row[2].as<long long>();

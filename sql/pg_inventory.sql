@@ -805,7 +805,7 @@ CREATE TABLE inventory.reservation_archive (
 CREATE INDEX reservation_archive_request_key
 	ON inventory.reservation_archive (tenant, request_key);
 COMMENT ON TABLE inventory.reservation_archive IS
-	'Reservations that purge_history removed with archive => true: one row each, with the reservation, its lines and its transitions as one jsonb document. Nothing reads it but operators; a request key found here no longer replays (a reserve with it makes a new reservation).';
+	'Reservations that purge_history removed with archive => true: one row each, with the reservation, its lines and its transitions as one jsonb document. 0.9: written before their ring goes, at most max_rows a call, so it may also hold documents of reservations whose ring is still there (written again if they change). Nothing reads it but operators; a request key found here no longer replays once its reservation is gone (a reserve with it makes a new reservation).';
 COMMENT ON COLUMN inventory.reservation_archive.reservation_id IS 'The id the reservation had.';
 COMMENT ON COLUMN inventory.reservation_archive.tenant IS 'Tenant that made the reservation.';
 COMMENT ON COLUMN inventory.reservation_archive.request_key IS 'Idempotency key of the reserve call that created it.';

@@ -16,8 +16,8 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
-#include "catalog/pg_collation.h"
 #include "access/xact.h"
+#include "catalog/pg_collation.h"
 #include "catalog/pg_type.h"
 #include "common/hashfn.h"
 #include "funcapi.h"

@@ -7,6 +7,15 @@
  *		document of each in reservation_archive), and archive_ledger,
  *		which moves old ledger records into stock_ledger_archive.
  *		purge_published (outbox.c) is the third retention function.
+ *		And the reservations' rings (0.9): the default of reservation.id
+ *		(_reservation_id) and purge_history's removal of a ring at a time.
+ *
+ * From 0.9 reservation, reservation_line and reservation_transition are
+ * partitioned into RESERVATION_RINGS rings by the reservation id modulo
+ * RESERVATION_RINGS, and purge_history truncates a ring once every
+ * reservation in it finished before the retention (PurgeHistoryRings,
+ * TruncateHistoryRing: why nothing is lost is there).  Before 0.9 (an old
+ * schema under this library) it removes reservations row by row:
  *
  * purge_history runs two statements.  The first picks the oldest finished
  * reservations past the cut-off none of whose events is unpublished or
@@ -48,16 +57,16 @@
 #include "catalog/pg_type.h"
 #include "commands/sequence.h"
 #include "miscadmin.h"
+#include "storage/latch.h"
 #include "storage/lmgr.h"
 #include "storage/lock.h"
-#include "storage/latch.h"
 #include "storage/proc.h"
-#include "utils/wait_event.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/timestamp.h"
+#include "utils/wait_event.h"
 
 #include "pg_inventory.h"
 #include "statement.h"

@@ -178,6 +178,7 @@ BEGIN
 		PERFORM pg_sleep(0.05);
 	END LOOP;
 END $$;
+-- wk-1 is gone; its two events stay (0.9: they leave by purge_published)
 SELECT (SELECT count(*) FROM inventory.reservation WHERE tenant = 'wk-t') AS reservations,
 	   (SELECT count(*) FROM inventory.outbox
 		 WHERE tenant = 'wk-t' AND reservation_id IS NOT NULL) AS reservation_events;

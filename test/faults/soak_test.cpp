@@ -13,6 +13,17 @@
 // independent accounting compares the counters with the lines and the
 // ledger.
 //
+// History retention (0.9): SoakWithHistoryPurgeKeepsInvariants runs the
+// same load with a purger thread calling purge_history('2 seconds', 1000,
+// archive => true) every 100 ms, so that whole rings of reservations are
+// archived and truncated under the load (the rings of the reservations,
+// lines and transition log, 0.9); the run must remove some, nothing else
+// may change: invariants empty throughout, the accounting exact at the end
+// (purged_confirmed carries the confirmed units), no deadlock or
+// serialization failure.  A replay of a key whose reservation was removed
+// makes a new reservation (README "purge_history"): allowed only for a key
+// archived before the replay.
+//
 // Slotted stock (0.3): S1, S3 and S5 are split over 4 slots at the start
 // (the others keep one), and an operator thread keeps changing the slot
 // count of the hot SKU S1 between 1 and 8 (set_stock_slots) while the load
@@ -100,8 +111,17 @@ std::string ttl(std::mt19937 &rng) {
   return std::to_string(1000 + rng() % 1001) + " milliseconds";
 }
 
+/// Whether the archive holds key's reservation (purge_history wrote it).
+bool archived(pqxx::nontransaction &tx, const std::string &key) {
+  return tx
+    .exec_params1("SELECT EXISTS (SELECT 1 FROM inventory.reservation_archive"
+                  " WHERE tenant = 'acme' AND request_key = $1)",
+                  key)[0]
+    .as<bool>();
+}
+
 void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
-            Pool &pool, Tally &tally) {
+            Pool &pool, Tally &tally, bool purging) {
   auto cx = db.connect();
   pqxx::nontransaction tx{*cx}; // autocommit: every call its own transaction
   std::mt19937 rng{static_cast<unsigned>(7000 + id)};
@@ -168,7 +188,9 @@ void client(const TestDatabase &db, int id, std::atomic<bool> &stop,
                                     m->key, m->sku, m->quantity);
         auto o = outcome_of(r);
         tally.statuses[op + ":" + o.status]++;
-        if (o.applied)
+        if (o.applied && purging && archived(tx, m->key))
+          tally.statuses["replay:new after purge"]++;
+        else if (o.applied)
           tally.wrong.push_back("replay of " + m->key + " applied");
       } else if (dice < 86) {
         op = "expire_due";
@@ -259,14 +281,37 @@ void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
   }
 }
 
-} // namespace
 
-// Row 4: bounded soak under contention, invariants checked during the run.
-TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
-  PGI_REQUIRE(server);
+/// The history purger: purge_history with a retention of 2 s and archive,
+/// every 100 ms, while the load runs (0.9: a ring at a time).  Counts the
+/// reservations removed; any error is recorded by SQLSTATE.
+void history_purger(const TestDatabase &db, std::atomic<bool> &stop,
+                    std::atomic<long> &removed,
+                    std::map<std::string, long> &errors) {
+  try {
+    auto cx = db.connect();
+    pqxx::nontransaction tx{*cx};
+    while (!stop.load()) {
+      try {
+        removed += tx.exec1("SELECT inventory.purge_history('2 seconds',"
+                            " 1000, archive => true)")[0]
+                     .as<long>();
+      } catch (const std::exception &e) {
+        errors[error_code(e)]++;
+        if (dynamic_cast<const pqxx::broken_connection *>(&e)) return;
+      }
+      std::this_thread::sleep_for(100ms); // pacing, not synchronisation
+    }
+  } catch (const std::exception &e) {
+    errors[error_code(e)]++;
+  }
+}
+
+/// The soak (see the file's comment); with purging, beside a history purger.
+void run_soak(bool purging) {
   const int seconds = std::stoi(pgi::env_or("SOAK_SECONDS", "10"));
   ASSERT_GT(seconds, 0);
-  TestDatabase db{"fault_soak"};
+  TestDatabase db{purging ? "fault_soak_purge" : "fault_soak"};
   {
     auto cx = db.connect();
     for (const char *sku : kSkus)
@@ -291,7 +336,13 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   std::vector<std::thread> clients;
   for (int i = 0; i < kClients; ++i)
     clients.emplace_back(client, std::cref(db), i, std::ref(stop),
-                         std::ref(pool), std::ref(tallies[i]));
+                         std::ref(pool), std::ref(tallies[i]), purging);
+  std::atomic<long> purged{0};
+  std::map<std::string, long> purger_errors;
+  std::optional<std::thread> purger;
+  if (purging)
+    purger.emplace(history_purger, std::cref(db), std::ref(stop),
+                   std::ref(purged), std::ref(purger_errors));
   std::atomic<long> slot_changes{0};
   std::map<int, long> slot_counts_set;
   std::map<std::string, long> operator_errors;
@@ -328,13 +379,16 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
 
   std::this_thread::sleep_for(std::chrono::seconds{seconds}); // the run
   // on a busy machine the operator may not have changed the slots often
-  // enough yet: the load goes on until it has (at most a minute more)
-  poll_until([&] { return slot_changes.load() > 10; },
+  // enough yet, or the purger removed no ring: the load goes on until they
+  // have (at most a minute more)
+  poll_until([&] { return slot_changes.load() > 10 &&
+                          (!purging || purged.load() > 0); },
              std::chrono::seconds{60});
   stop = true;
   for (auto &t : clients) t.join();
   operator_thread.join();
   checker.join();
+  if (purger) purger->join();
 
   Tally total;
   for (const auto &t : tallies) total.merge(t);
@@ -353,6 +407,11 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
   EXPECT_GE(slot_counts_set.size(), 4u);
   EXPECT_EQ(operator_errors, (std::map<std::string, long>{}))
     << "set_stock_slots failed during the run";
+  if (purging) {
+    EXPECT_GT(purged.load(), 0) << "purge_history removed no ring";
+    EXPECT_EQ(purger_errors, (std::map<std::string, long>{}))
+      << "purge_history failed during the run";
+  }
   EXPECT_EQ(total.wrong, std::vector<std::string>{});
   EXPECT_EQ(total.errors.count("40P01"), 0u) << "deadlocks";
   EXPECT_EQ(total.errors.count("40001"), 0u) << "serialization failures";
@@ -415,6 +474,21 @@ TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
     std::cout << " " << n << "=" << count;
   std::cout << "\n[soak] reservations at the end:";
   for (const auto &[s, count] : states) std::cout << " " << s << "=" << count;
-  std::cout << " (" << expired_at_end << " expired by the final expire_due)"
-            << std::endl;
+  std::cout << " (" << expired_at_end << " expired by the final expire_due)";
+  if (purging) std::cout << "; removed by purge_history: " << purged.load();
+  std::cout << std::endl;
+}
+
+} // namespace
+
+// Row 4: bounded soak under contention, invariants checked during the run;
+// and the same beside purge_history (0.9).
+TEST(FaultMatrix, SoakKeepsInvariantsUnderContention) {
+  PGI_REQUIRE(server);
+  run_soak(false);
+}
+
+TEST(FaultMatrix, SoakWithHistoryPurgeKeepsInvariants) {
+  PGI_REQUIRE(server);
+  run_soak(true);
 }

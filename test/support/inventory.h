@@ -41,7 +41,8 @@ std::vector<std::string> invariant_violations(pqxx::connection &cx);
 /// An independent accounting of the whole database, one string per
 /// mismatch (empty: consistent):
 ///  - per (tenant, sku): reserved = sum of the lines of pending
-///    reservations, consumed = sum of confirmed lines, available + reserved
+///    reservations, consumed = sum of confirmed lines and of the confirmed
+///    units purge_history removed (purged_confirmed), available + reserved
 ///    + consumed = sum of the ledger, available >= 0;
 ///  - per (tenant, sku): ledger records = stock.restocked and stock.adjusted
 ///    events (the level events of 0.5 are counted apart, below);

@@ -322,13 +322,15 @@ SQL
 # catalog: sku-00001..sku-10000 and the hot sku-00000, each restocked once
 # (through the extension, so the ledger matches and check_invariants holds)
 # app_db PSQL-FUNCTION DB: a new database DB with pg_inventory and what the
-# application role bench_app needs to reserve for tenant bench
+# application role bench_app needs to reserve (and cancel: the held runs)
+# for tenant bench
 app_db() {
 	"$1" -d postgres -c "CREATE DATABASE $2"
 	"$1" -d "$2" -f - <<'SQL'
 CREATE EXTENSION pg_inventory;
 GRANT USAGE ON SCHEMA inventory TO bench_app;
-GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval) TO bench_app;
+GRANT EXECUTE ON FUNCTION inventory.reserve(text, text, text, integer, interval),
+	inventory.cancel(text, text, text) TO bench_app;
 SELECT inventory.grant_tenant('bench', 'bench_app') \gset
 SQL
 }

@@ -71,7 +71,8 @@ PG_FUNCTION_INFO_V1(inventory_outbox_ring);
  * The rings (0.8): the exclusive lock of a purge_published that empties
  * rings, taken without waiting and held to its transaction's end: one
  * purge at a time (two could each hold one ring exclusively and wait for
- * the other's to run their statements, which lock every ring)
+ * the other's to run their statements, which lock every ring;
+ * InventoryPurgeRings)
  */
 #define INVENTORY_LOCK_RING_PURGE	20555
 
@@ -886,90 +887,78 @@ TruncateRing(int ring, int cur, TimestampTz cutoff, int32 max_moved)
 	return published;
 }
 
-/*
- * PurgeRings
- *		purge_published on the rings (0.8): removes, by truncating its
- *		partition, every ring but the current one that holds events none of
- *		which was published after cutoff (its unpublished events and dead
- *		letters move into the current ring first), then makes the next ring
- *		current when it is empty and the current ring holds an event
- *		published before half_cutoff; twice, so that a retention of 0 also
- *		empties the ring that was current.  A ring with more than
- *		max_moved live unpublished events is not emptied (TruncateRing).
- *		A ring another transaction holds is left for the next call; while another purge holds the ring-purge
- *		lock (advisory, objsubid 20555, to its transaction's end), it does
- *		nothing.  Returns how many published events it removed.
- */
-static int64
-PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff, int32 max_moved)
+/* What purge_published on the rings works with */
+typedef struct OutboxPurge
 {
-	int64		removed = 0;
-	int			cur;
-	int			round;
-	LOCKTAG		tag;
+	TimestampTz cutoff;			/* published before it: due */
+	TimestampTz half_cutoff;	/* the current ring published before it: aged */
+	int32		max_moved;
+} OutboxPurge;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_RING_PURGE);
-	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
-		return 0;
-	InventoryRun(&ring_current, NULL, NULL, SPI_OK_SELECT);
-	cur = (int) InventoryResultInt64(0, 1);
-	for (round = 0; round < 2; round++)
-	{
-		int			next = (cur + 1) % OUTBOX_RINGS;
-		int			k;
-		bool		isnull;
-		bool		next_empty = true;
-		Datum		first;
-		Datum		arg;
+/*
+ * ops->due of the outbox's rings: no event published within the
+ * retention; a ring of unpublished events only is due only when it is the
+ * next one (which must be empty to become current)
+ */
+static bool
+OutboxRingDue(int ring, int next, bool *has_rows, void *arg)
+{
+	OutboxPurge *o = (OutboxPurge *) arg;
+	Datum		value = Int16GetDatum((int16) ring);
+	Datum		last;
+	bool		isnull;
+	bool		none_published;
 
-		for (k = 1; k < OUTBOX_RINGS; k++)
-		{
-			int			ring = (cur + k) % OUTBOX_RINGS;
-			Datum		last;
-			bool		has_rows;
-			bool		none_published;
-			int64		n;
-
-			arg = Int16GetDatum((int16) ring);
-			InventoryRun(&ring_state, &arg, NULL, SPI_OK_SELECT);
-			has_rows = DatumGetBool(InventoryResultDatum(0, 1, &isnull));
-			last = InventoryResultDatum(0, 2, &none_published);
-			if (!has_rows)
-				continue;
-			/*
-			 * an event published within the retention keeps the ring; a
-			 * ring of unpublished events only is emptied only when it is
-			 * the next one, which must be empty to become current
-			 */
-			if ((!none_published && DatumGetTimestampTz(last) >= cutoff) ||
-				(none_published && ring != next))
-			{
-				if (ring == next)
-					next_empty = false;
-				continue;
-			}
-			n = TruncateRing(ring, cur, cutoff, max_moved);
-			if (n < 0)
-			{
-				if (ring == next)
-					next_empty = false;
-				continue;
-			}
-			removed += n;
-		}
-		if (!next_empty)
-			break;
-		arg = Int16GetDatum((int16) cur);
-		InventoryRun(&ring_state, &arg, NULL, SPI_OK_SELECT);
-		first = InventoryResultDatum(0, 3, &isnull);
-		if (isnull || DatumGetTimestampTz(first) >= half_cutoff)
-			break;
-		arg = Int64GetDatum((int64) next);
-		InventoryRun(&ring_set, &arg, NULL, SPI_OK_SELECT);
-		cur = next;
-	}
-	return removed;
+	InventoryRun(&ring_state, &value, NULL, SPI_OK_SELECT);
+	*has_rows = DatumGetBool(InventoryResultDatum(0, 1, &isnull));
+	last = InventoryResultDatum(0, 2, &none_published);
+	if (!*has_rows)
+		return false;
+	if (none_published)
+		return ring == next;
+	return DatumGetTimestampTz(last) < o->cutoff;
 }
+
+/* ops->empty of the outbox's rings */
+static int64
+OutboxRingEmpty(int ring, int cur, void *arg)
+{
+	OutboxPurge *o = (OutboxPurge *) arg;
+
+	return TruncateRing(ring, cur, o->cutoff, o->max_moved);
+}
+
+/* ops->aged of the outbox's rings: an event published before half_cutoff */
+static bool
+OutboxRingAged(int cur, void *arg)
+{
+	OutboxPurge *o = (OutboxPurge *) arg;
+	Datum		value = Int16GetDatum((int16) cur);
+	Datum		first;
+	bool		isnull;
+
+	InventoryRun(&ring_state, &value, NULL, SPI_OK_SELECT);
+	first = InventoryResultDatum(0, 3, &isnull);
+	return !isnull && DatumGetTimestampTz(first) < o->half_cutoff;
+}
+
+/*
+ * purge_published on the rings (0.8), InventoryPurgeRings with these ops:
+ * removes, by truncating its partition, every ring but the current one
+ * that holds events none of which was published after cutoff (its
+ * unpublished events and dead letters move into the current ring first),
+ * then makes the next ring current when it is empty and the current ring
+ * holds an event published before half_cutoff; twice, so that a retention
+ * of 0 also empties the ring that was current.  A ring with more than
+ * max_moved live unpublished events is not emptied (TruncateRing).  A ring
+ * another transaction holds is left for the next call; while another purge
+ * holds the ring-purge lock (advisory, objsubid 20555, to its
+ * transaction's end), it does nothing.
+ */
+static const InventoryRingOps outbox_rings = {
+	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current, &ring_set,
+	OutboxRingDue, OutboxRingEmpty, OutboxRingAged
+};
 
 /*
  * inventory_purge_published
@@ -980,7 +969,7 @@ PurgeRings(TimestampTz cutoff, TimestampTz half_cutoff, int32 max_moved)
  * at most 10 years) ago.  Dead letters and unpublished events are never
  * removed.  The expiry worker calls it with pg_inventory.outbox_retention.
  * On a schema with the outbox's rings (0.8 on), published events leave a
- * ring at a time (PurgeRings: truncated, never deleted row by row), once
+ * ring at a time (InventoryPurgeRings with outbox_rings: truncated, never deleted row by row), once
  * none of the ring's events was published within older_than; max_rows
  * (1 to 1000000) bounds the live unpublished events a ring may hold to be
  * emptied, since they are moved row by row into the current ring while
@@ -1010,6 +999,7 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 	if (HasRings())
 	{
 		Interval   *half;
+		OutboxPurge o;
 
 		if (IsolationUsesXactSnapshot())
 			ereport(ERROR,
@@ -1020,12 +1010,13 @@ inventory_purge_published(PG_FUNCTION_ARGS)
 		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
 													 IntervalPGetDatum(older_than),
 													 Float8GetDatum(2.0)));
-		n = PurgeRings(DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-															   values[0], values[1])),
-					   DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
-															   values[0],
-															   IntervalPGetDatum(half))),
-					   DatumGetInt32(values[2]));
+		o.cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+														   values[0], values[1]));
+		o.half_cutoff = DatumGetTimestampTz(DirectFunctionCall2(timestamptz_mi_interval,
+																values[0],
+																IntervalPGetDatum(half)));
+		o.max_moved = DatumGetInt32(values[2]);
+		n = InventoryPurgeRings(&outbox_rings, &o);
 	}
 	else
 		n = (int64) InventoryRun(&purge_events, values, NULL, SPI_OK_DELETE);

@@ -132,6 +132,29 @@ typedef struct InventoryCall
 extern int64 InventorySequenceLastValue(Oid seq, bool *isnull);
 extern bool InventoryLockWithoutQueue(Oid rel);
 
+/*
+ * A table kept in rings (partitions emptied whole, PgQ's rotating tables):
+ * the outbox (0.8, outbox.c) and the reservations (0.9, retention.c).
+ * InventoryPurgeRings (retention.c) drives a purge of one of them.
+ */
+struct InventoryStatement;
+typedef struct InventoryRingOps
+{
+	int			rings;			/* how many rings */
+	uint16		purge_lock;		/* objsubid of the purge's advisory lock */
+	struct InventoryStatement *current;	/* reads the current ring (int4) */
+	struct InventoryStatement *set; /* makes ring $1 (int8) current */
+	/* whether ring may be emptied now; *has_rows: whether it holds rows */
+	bool		(*due) (int ring, int next, bool *has_rows, void *arg);
+	/* empties ring (cur is current); rows removed, or -1 when it is kept */
+	int64		(*empty) (int ring, int cur, void *arg);
+	/* whether the current ring is old enough to hand over to the next */
+	bool		(*aged) (int cur, void *arg);
+} InventoryRingOps;
+
+/* retention.c */
+extern int64 InventoryPurgeRings(const InventoryRingOps *ops, void *arg);
+
 /* pg_inventory.c */
 extern TimestampTz InventoryNow(void);
 extern char *inventory_worker_database;

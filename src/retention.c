@@ -13,8 +13,8 @@
  * From 0.9 reservation, reservation_line and reservation_transition are
  * partitioned into RESERVATION_RINGS rings by the reservation id modulo
  * RESERVATION_RINGS, and purge_history truncates a ring once every
- * reservation in it finished before the retention (PurgeHistoryRings,
- * TruncateHistoryRing: why nothing is lost is there).  Before 0.9 (an old
+ * reservation in it finished before the retention (InventoryPurgeRings with
+ * history_rings, TruncateHistoryRing: why nothing is lost is there).  Before 0.9 (an old
  * schema under this library) it removes reservations row by row:
  *
  * purge_history runs two statements.  The first picks the oldest finished
@@ -591,55 +591,50 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 }
 
 /*
- * PurgeHistoryRings
- *		purge_history on the rings (0.9): removes (TruncateHistoryRing)
- *		every ring but the current one all of whose reservations finished
- *		before cutoff, then makes the next ring current when it is empty and
- *		the current ring's oldest reservation was made before half_cutoff;
- *		twice, so that a retention of 0 also empties the ring that was
- *		current.  A ring another transaction holds is left for the next
- *		call; while another purge holds the history-purge lock (advisory,
- *		objsubid 20557, to its transaction's end), it does nothing.
- *		Returns how many reservations it removed.
+ * InventoryPurgeRings
+ *		The purge of a table kept in rings (ops): every ring but the
+ *		current one that is due (ops->due; next is the ring after the
+ *		current one) is emptied (ops->empty); then, when the next ring is
+ *		empty and the current one old enough (ops->aged), the next ring
+ *		becomes current; twice, so that a retention of 0 also empties the
+ *		ring that was current.  While another purge of the table holds its
+ *		purge lock (advisory, objsubid ops->purge_lock, to its transaction's
+ *		end), it does nothing: two could each hold one ring exclusively and
+ *		wait for the other's.  Returns how many rows it removed.
  */
-static int64
-PurgeHistoryRings(TimestampTz cutoff, TimestampTz half_cutoff, TimestampTz now,
-				  int32 max_rows, bool archive)
+int64
+InventoryPurgeRings(const InventoryRingOps *ops, void *arg)
 {
 	int64		removed = 0;
 	int			cur;
 	int			round;
 	LOCKTAG		tag;
 
-	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, INVENTORY_LOCK_HISTORY_PURGE);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, 0, 0, ops->purge_lock);
 	if (LockAcquire(&tag, ExclusiveLock, false, true) == LOCKACQUIRE_NOT_AVAIL)
 		return 0;
-	InventoryRun(&history_ring_current, NULL, NULL, SPI_OK_SELECT);
+	InventoryRun(ops->current, NULL, NULL, SPI_OK_SELECT);
 	cur = (int) InventoryResultInt64(0, 1);
 	for (round = 0; round < 2; round++)
 	{
-		int			next = (cur + 1) % RESERVATION_RINGS;
-		int			k;
-		bool		isnull;
+		int			next = (cur + 1) % ops->rings;
 		bool		next_empty = true;
-		Datum		first;
-		Datum		arg;
+		int			k;
+		Datum		value;
 
-		for (k = 1; k < RESERVATION_RINGS; k++)
+		for (k = 1; k < ops->rings; k++)
 		{
-			int			ring = (cur + k) % RESERVATION_RINGS;
+			int			ring = (cur + k) % ops->rings;
 			bool		has_rows;
 			int64		n;
 
-			arg = Int64GetDatum((int64) ring);
-			InventoryRun(&history_ring_state, &arg, NULL, SPI_OK_SELECT);
-			if (!RingFinished(cutoff, &has_rows))
+			if (!ops->due(ring, next, &has_rows, arg))
 			{
 				if (has_rows && ring == next)
 					next_empty = false;
 				continue;
 			}
-			n = TruncateHistoryRing(ring, cutoff, now, max_rows, archive);
+			n = ops->empty(ring, cur, arg);
 			if (n < 0)
 			{
 				if (ring == next)
@@ -648,19 +643,64 @@ PurgeHistoryRings(TimestampTz cutoff, TimestampTz half_cutoff, TimestampTz now,
 			}
 			removed += n;
 		}
-		if (!next_empty)
+		if (!next_empty || !ops->aged(cur, arg))
 			break;
-		arg = Int64GetDatum((int64) cur);
-		InventoryRun(&history_ring_state, &arg, NULL, SPI_OK_SELECT);
-		first = InventoryResultDatum(0, 4, &isnull);
-		if (isnull || DatumGetTimestampTz(first) >= half_cutoff)
-			break;
-		arg = Int64GetDatum((int64) next);
-		InventoryRun(&history_ring_set, &arg, NULL, SPI_OK_SELECT);
+		value = Int64GetDatum((int64) next);
+		InventoryRun(ops->set, &value, NULL, SPI_OK_SELECT);
 		cur = next;
 	}
 	return removed;
 }
+
+/* What purge_history on the rings works with */
+typedef struct HistoryPurge
+{
+	TimestampTz cutoff;			/* finished before it: due */
+	TimestampTz half_cutoff;	/* the current ring made before it: aged */
+	TimestampTz now;
+	int32		max_rows;
+	bool		archive;
+} HistoryPurge;
+
+/* ops->due of the reservations' rings: every reservation finished */
+static bool
+HistoryRingDue(int ring, int next, bool *has_rows, void *arg)
+{
+	HistoryPurge *h = (HistoryPurge *) arg;
+	Datum		value = Int64GetDatum((int64) ring);
+
+	InventoryRun(&history_ring_state, &value, NULL, SPI_OK_SELECT);
+	return RingFinished(h->cutoff, has_rows);
+}
+
+/* ops->empty of the reservations' rings */
+static int64
+HistoryRingEmpty(int ring, int cur, void *arg)
+{
+	HistoryPurge *h = (HistoryPurge *) arg;
+
+	return TruncateHistoryRing(ring, h->cutoff, h->now, h->max_rows, h->archive);
+}
+
+/* ops->aged of the reservations' rings: its oldest made before half_cutoff */
+static bool
+HistoryRingAged(int cur, void *arg)
+{
+	HistoryPurge *h = (HistoryPurge *) arg;
+	Datum		value = Int64GetDatum((int64) cur);
+	Datum		first;
+	bool		isnull;
+
+	InventoryRun(&history_ring_state, &value, NULL, SPI_OK_SELECT);
+	first = InventoryResultDatum(0, 4, &isnull);
+	return !isnull && DatumGetTimestampTz(first) < h->half_cutoff;
+}
+
+static const InventoryRingOps history_rings = {
+	RESERVATION_RINGS, INVENTORY_LOCK_HISTORY_PURGE,
+	&history_ring_current, &history_ring_set,
+	HistoryRingDue, HistoryRingEmpty, HistoryRingAged
+};
 
 /* now - older_than, as a timestamptz Datum */
 static Datum
@@ -710,6 +750,7 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 	if (call.ringed)
 	{
 		Interval   *half;
+		HistoryPurge h;
 		int64		n;
 
 		if (IsolationUsesXactSnapshot())
@@ -721,9 +762,12 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
 													 IntervalPGetDatum(older_than),
 													 Float8GetDatum(2.0)));
-		n = PurgeHistoryRings(DatumGetTimestampTz(Cutoff(now, older_than)),
-							  DatumGetTimestampTz(Cutoff(now, half)), now,
-							  max_rows, archive);
+		h.cutoff = DatumGetTimestampTz(Cutoff(now, older_than));
+		h.half_cutoff = DatumGetTimestampTz(Cutoff(now, half));
+		h.now = now;
+		h.max_rows = max_rows;
+		h.archive = archive;
+		n = InventoryPurgeRings(&history_rings, &h);
 		InventoryEndCall(&call);
 		PG_RETURN_INT32((int32) Min(n, (int64) PG_INT32_MAX));
 	}

@@ -1442,7 +1442,12 @@ fi
 # (the insert, the claim, the mark): what the held snapshot keeps comes
 # from the last few retentions, not from the run's history
 HF_ROWS=$(held_med 0 14); HH_ROWS=$(held_med 1 14); HH_MADE=$(held_med 1 15)
-HH_BOUND=$(awk -v m="$HH_MADE" -v s="$HOLD_SECS" -v r="$HOLD_RETENTION" 'BEGIN { if (m == "" || m == "n/a") print "n/a"; else printf "%.0f", 3 * r * m / s }')
+# retention_bound MADE: 3 retentions of a held run's rate (MADE rows in
+# HOLD_SECS), or n/a
+retention_bound() {
+	awk -v m="$1" -v s="$HOLD_SECS" -v r="$HOLD_RETENTION" 'BEGIN { if (m == "" || m == "n/a") print "n/a"; else printf "%.0f", 3 * r * m / s }'
+}
+HH_BOUND=$(retention_bound "$HH_MADE")
 R_MIB=$(ratio "$HH_MIB" "$HF_MIB")
 if [ "$HH_ROWS" = n/a ] || [ "$HH_BOUND" = n/a ] || [ "$R_MIB" = n/a ]; then
 	HELD_SIZE_VERDICT="not measured"
@@ -1461,7 +1466,7 @@ fi
 # and reservation_transition against 3 per reservation of that bound
 HF_HMIB=$(held_med 0 16); HH_HMIB=$(held_med 1 16); HF_HDEAD=$(held_med 0 17); HH_HDEAD=$(held_med 1 17)
 HF_HROWS=$(held_med 0 18); HH_HROWS=$(held_med 1 18); HH_HMADE=$(held_med 1 19)
-HH_HBOUND=$(awk -v m="$HH_HMADE" -v s="$HOLD_SECS" -v r="$HOLD_RETENTION" 'BEGIN { if (m == "" || m == "n/a") print "n/a"; else printf "%.0f", 3 * r * m / s }')
+HH_HBOUND=$(retention_bound "$HH_HMADE")
 R_HMIB=$(ratio "$HH_HMIB" "$HF_HMIB")
 if [ "$HH_HROWS" = n/a ] || [ "$HH_HBOUND" = n/a ] || [ "$R_HMIB" = n/a ]; then
 	HIST_SIZE_VERDICT="not measured"

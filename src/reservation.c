@@ -878,7 +878,6 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	InventoryLines held = {0, 0, NULL};
 	InventoryLines rejection = {0, 0, NULL};
 	bool		claimed = false;
-	bool		taken_latest = false;
 	int			attempt;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
@@ -907,10 +906,19 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		/*
 		 * a transaction snapshot taken before the key's winner committed
 		 * would not see it and claim the key a second time (in another
-		 * ring): as ON CONFLICT does, that is a serialization failure
+		 * ring; in the same ring, the unique index would refuse it with
+		 * 23505): as ON CONFLICT does, that is a serialization failure,
+		 * raised before the claim
 		 */
-		if (IsolationUsesXactSnapshot())
-			taken_latest = InventoryRunLatest(&key_taken, values, NULL) > 0;
+		if (IsolationUsesXactSnapshot() &&
+			InventoryRunLatest(&key_taken, values, NULL) > 0 &&
+			InventoryRunReadOnly(&key_taken, values, NULL) == 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
+					 errmsg("could not serialize access due to concurrent update"),
+					 errdetail("Request key \"%s\" of tenant \"%s\" was claimed by a transaction that committed after this transaction's snapshot was taken.",
+							   key, tenant),
+					 errhint("Retry the transaction: the retry replays the stored outcome.")));
 	}
 	/*
 	 * A key that conflicted can be gone by the time it is read
@@ -924,13 +932,6 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 						 values, nulls, call.located && !call.guarded ?
 						 SPI_OK_SELECT : SPI_OK_INSERT_RETURNING) > 0)
 		{
-			if (taken_latest)
-				ereport(ERROR,
-						(errcode(ERRCODE_T_R_SERIALIZATION_FAILURE),
-						 errmsg("could not serialize access due to concurrent update"),
-						 errdetail("Request key \"%s\" of tenant \"%s\" was claimed by a transaction that committed after this transaction's snapshot was taken.",
-								   key, tenant),
-						 errhint("Retry the transaction: the retry replays the stored outcome.")));
 			claimed = true;
 			break;
 		}

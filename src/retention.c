@@ -523,7 +523,8 @@ TruncateHistoryRingWork(void *arg)
  * TruncateHistoryRing
  *		Removes ring (not the current one), every reservation of which
  *		finished before cutoff.  When archive, first archives up to
- *		max_rows of its reservations not archived yet (kept whatever
+ *		*archive_left of its reservations not archived yet (the call's
+ *		max_rows, less what it archived in other rings; kept whatever
  *		happens next: a document is a copy, written again below if its
  *		reservation changes) and goes no further while one is left.  Then
  *		it probes the ring's locks (LockHistoryRing in a subtransaction
@@ -550,7 +551,7 @@ TruncateHistoryRingWork(void *arg)
  */
 static int64
 TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
-					int32 max_rows, bool archive)
+					int32 *archive_left, bool archive)
 {
 	HistoryRingTruncation t;
 	Datum		values[3];
@@ -561,9 +562,13 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 	{
 		bool		isnull;
 
-		values[1] = Int32GetDatum(max_rows);
-		values[2] = TimestampTzGetDatum(now);
-		InventoryRun(&history_ring_archive, values, NULL, SPI_OK_INSERT);
+		if (*archive_left > 0)
+		{
+			values[1] = Int32GetDatum(*archive_left);
+			values[2] = TimestampTzGetDatum(now);
+			*archive_left -= (int32) InventoryRun(&history_ring_archive, values, NULL,
+												  SPI_OK_INSERT);
+		}
 		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
 		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
 			return -1;
@@ -658,7 +663,7 @@ typedef struct HistoryPurge
 	TimestampTz cutoff;			/* finished before it: due */
 	TimestampTz half_cutoff;	/* the current ring made before it: aged */
 	TimestampTz now;
-	int32		max_rows;
+	int32		archive_left;	/* documents this call may still write */
 	bool		archive;
 } HistoryPurge;
 
@@ -679,7 +684,7 @@ HistoryRingEmpty(int ring, int cur, void *arg)
 {
 	HistoryPurge *h = (HistoryPurge *) arg;
 
-	return TruncateHistoryRing(ring, h->cutoff, h->now, h->max_rows, h->archive);
+	return TruncateHistoryRing(ring, h->cutoff, h->now, &h->archive_left, h->archive);
 }
 
 /* ops->aged of the reservations' rings: its oldest made before half_cutoff */
@@ -716,16 +721,20 @@ Cutoff(TimestampTz now, Interval *older_than)
  *					  max_rows integer DEFAULT 10000,
  *					  archive boolean DEFAULT false) RETURNS integer
  *
- * Retention: deletes at most max_rows (1 to 1000000) finished reservations
- * (every state but pending) whose last change (updated_at) is more than
- * older_than (0 to 10 years) before the pg_inventory clock and none of
- * whose events is unpublished or dead-lettered, oldest first, with their
- * lines, transitions and published events; with archive, each is first
- * kept as one document in reservation_archive.  The units of confirmed
- * ones are added to purged_confirmed.  Never waits on a reservation or an
- * event another transaction holds: it skips them.  Returns how many
- * reservations it removed.  Errors: 22023 bad argument, 0A000 schema
- * before 0.5.
+ * Retention of finished reservations (every state but pending) whose last
+ * change (updated_at) is more than older_than (0 to 10 years) before the
+ * pg_inventory clock, with their lines and transitions; the units of
+ * confirmed ones are added to purged_confirmed.  0.9 (the reservations'
+ * rings): removes whole rings (InventoryPurgeRings with history_rings;
+ * one call may empty several and move the current ring on), writing at
+ * most max_rows (1 to 1000000) archive documents a call when archive; must
+ * run at READ COMMITTED.  Before 0.9: deletes at most max_rows such
+ * reservations none of whose events is unpublished or dead-lettered,
+ * oldest first, with their published events, each first kept as one
+ * document in reservation_archive when archive, skipping those another
+ * transaction holds.  Returns how many reservations it removed.
+ * Errors: 22023 bad argument, 25001 (0.9) in a REPEATABLE READ or
+ * SERIALIZABLE transaction, 0A000 schema before 0.5.
  */
 Datum
 inventory_purge_history(PG_FUNCTION_ARGS)
@@ -765,7 +774,7 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 		h.cutoff = DatumGetTimestampTz(Cutoff(now, older_than));
 		h.half_cutoff = DatumGetTimestampTz(Cutoff(now, half));
 		h.now = now;
-		h.max_rows = max_rows;
+		h.archive_left = max_rows;
 		h.archive = archive;
 		n = InventoryPurgeRings(&history_rings, &h);
 		InventoryEndCall(&call);

@@ -184,10 +184,14 @@ static InventoryStatement move_ledger = {
  * partition is read (runtime pruning).
  */
 
-/* the current ring */
+/*
+ * the current ring, as _reservation_id reads it (0 when the sequence was
+ * never set or was restarted)
+ */
 static InventoryStatement history_ring_current = {
 	"read the reservations' current ring",
-	"SELECT r.last_value::int4 FROM inventory.reservation_ring r",
+	"SELECT COALESCE(pg_catalog.pg_sequence_last_value("
+	"'inventory.reservation_ring'::regclass), 0)::int4",
 	0, {InvalidOid}
 };
 
@@ -210,15 +214,18 @@ static InventoryStatement history_ring_state = {
 	1, {INT8OID}, NULL, true
 };
 
-/* the archive document of reservation x (as purge_finished writes it) */
+/*
+ * the archive document of reservation x of ring $1 (as purge_finished
+ * writes it), its lines and transitions read in the ring's partitions
+ */
 #define ARCHIVE_DOCUMENT \
 	"to_jsonb(x) || jsonb_build_object(" \
 	"'lines', COALESCE((SELECT jsonb_agg(to_jsonb(l) - 'reservation_id' - 'tenant' " \
 	"ORDER BY l.sku, l.location NULLS FIRST) FROM inventory.reservation_line l " \
-	"WHERE l.reservation_id = x.id), '[]'::jsonb), " \
+	"WHERE l.reservation_id = x.id AND l.reservation_id % 4 = $1), '[]'::jsonb), " \
 	"'transitions', COALESCE((SELECT jsonb_agg(to_jsonb(t) - 'reservation_id' " \
 	"ORDER BY t.version) FROM inventory.reservation_transition t " \
-	"WHERE t.reservation_id = x.id), '[]'::jsonb))"
+	"WHERE t.reservation_id = x.id AND t.reservation_id % 4 = $1), '[]'::jsonb))"
 
 /*
  * Archives up to $2 reservations of ring $1 not archived yet, lowest id
@@ -232,7 +239,7 @@ static InventoryStatement history_ring_archive = {
 	ARCHIVE_DOCUMENT ", $3 FROM inventory.reservation x WHERE x.id % 4 = $1 "
 	"AND NOT EXISTS (SELECT 1 FROM inventory.reservation_archive a "
 	"WHERE a.reservation_id = x.id) ORDER BY x.id LIMIT $2",
-	3, {INT8OID, INT4OID, TIMESTAMPTZOID}
+	3, {INT8OID, INT4OID, TIMESTAMPTZOID}, NULL, true
 };
 
 /*
@@ -245,7 +252,7 @@ static InventoryStatement history_ring_rearchive = {
 	"finished_at = x.updated_at, document = " ARCHIVE_DOCUMENT ", archived_at = $2 "
 	"FROM inventory.reservation x WHERE x.id % 4 = $1 AND a.reservation_id = x.id "
 	"AND a.finished_at IS DISTINCT FROM x.updated_at",
-	2, {INT8OID, TIMESTAMPTZOID}
+	2, {INT8OID, TIMESTAMPTZOID}, NULL, true
 };
 
 /* whether ring $1 holds a reservation not archived */
@@ -254,7 +261,7 @@ static InventoryStatement history_ring_unarchived = {
 	"SELECT EXISTS (SELECT 1 FROM inventory.reservation x WHERE x.id % 4 = $1 "
 	"AND NOT EXISTS (SELECT 1 FROM inventory.reservation_archive a "
 	"WHERE a.reservation_id = x.id))",
-	1, {INT8OID}
+	1, {INT8OID}, NULL, true
 };
 
 /* how many reservations ring $1 holds */
@@ -341,19 +348,39 @@ static InventoryStatement history_ring_old_holder = {
  * HISTORY_LOCK_OLD_MS holds the ring, a wait in the lock queue of at most
  * HISTORY_LOCK_TIMEOUT_MS (calls that start meanwhile wait behind it), since
  * under steady load some call always holds every ring (a reserve looks its
- * key up in all of them) and conditional tries alone never succeed.
+ * key up in all of them) and conditional tries alone never succeed.  The
+ * same bound for both: a holder younger than it is waited for at most as
+ * long, one older (a long transaction) is not waited for at all.
  */
 #define HISTORY_LOCK_TRIES 5
-#define HISTORY_LOCK_OLD_MS 1000
-#define HISTORY_LOCK_TIMEOUT_MS 100
+#define HISTORY_LOCK_OLD_MS 200
+#define HISTORY_LOCK_TIMEOUT_MS 200
+
+/*
+ * After a wait in the lock queue that timed out, this backend waits in the
+ * queue again only HISTORY_QUEUE_PAUSE_MS later (conditional tries go on
+ * meanwhile): a purge called in a tight loop would otherwise stall the
+ * calls again and again behind holders that outlive the wait.
+ */
+#define HISTORY_QUEUE_PAUSE_MS 1000
+static TimestampTz history_queue_after = 0;
+
+/*
+ * Whether the purge may wait in the lock queue now: not while it holds a
+ * ring it truncated in this call (a call holding the ring it queues for
+ * may be waiting for the truncated one: a deadlock), nor during a pause
+ */
+static bool history_holds_ring = false;
 
 /*
  * LockHistoryRing
  *		Takes the ring's three partitions rels exclusively, in the order
  *		calls lock them.  Returns false when a transaction older than
- *		HISTORY_LOCK_OLD_MS holds one (nothing waited for); raises 55P03
- *		when the wait passes HISTORY_LOCK_TIMEOUT_MS (or a lower
- *		lock_timeout of the caller): run it in a subtransaction.
+ *		HISTORY_LOCK_OLD_MS holds one, when this call already truncated a
+ *		ring, or during a pause after a timed-out wait (nothing waited for
+ *		but the conditional tries); raises 55P03 when the wait passes
+ *		HISTORY_LOCK_TIMEOUT_MS (or a lower lock_timeout of the caller):
+ *		run it in a subtransaction.
  */
 static bool
 LockHistoryRing(const Oid *rels)
@@ -393,6 +420,8 @@ LockHistoryRing(const Oid *rels)
 											CStringGetDatum(CppAsString2(HISTORY_LOCK_OLD_MS) " ms"),
 											ObjectIdGetDatum(InvalidOid),
 											Int32GetDatum(-1));
+			if (history_holds_ring || GetCurrentTimestamp() < history_queue_after)
+				return false;
 			InventoryRun(&history_ring_old_holder, values, NULL, SPI_OK_SELECT);
 			if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
 				return false;
@@ -411,9 +440,14 @@ LockHistoryRing(const Oid *rels)
 }
 
 /*
- * Runs work(arg) in a subtransaction (InventorySubtransaction); a lock
- * timeout (55P03) inside undoes it and counts as false, any other error
- * is raised
+ * Runs work(arg) in a subtransaction (InventorySubtransaction).  These
+ * errors inside undo it and count as false (the ring is left for a later
+ * call): a lock timeout (55P03, and then the queue's pause starts or
+ * doubles), a deadlock (40P01: the purge's wait in the queue was part of
+ * one, with deadlock_timeout below its wait), and the calling statement's
+ * own use of a ring (55006: TRUNCATE refuses a table the same session
+ * reads, as in SELECT purge_history(...), (SELECT ... FROM reservation)).
+ * Any other error is raised.
  */
 static bool
 HistoryRingSubtransaction(bool (*work) (void *arg), void *arg)
@@ -431,9 +465,15 @@ HistoryRingSubtransaction(bool (*work) (void *arg), void *arg)
 
 		MemoryContextSwitchTo(cxt);
 		edata = CopyErrorData();
-		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE)
+		if (edata->sqlerrcode != ERRCODE_LOCK_NOT_AVAILABLE &&
+			edata->sqlerrcode != ERRCODE_T_R_DEADLOCK_DETECTED &&
+			edata->sqlerrcode != ERRCODE_OBJECT_IN_USE)
 			PG_RE_THROW();
 		FlushErrorState();
+		elog(DEBUG1, "pg_inventory: purge_history left a ring: %s", edata->message);
+		if (edata->sqlerrcode == ERRCODE_LOCK_NOT_AVAILABLE)
+			history_queue_after = TimestampTzPlusMilliseconds(GetCurrentTimestamp(),
+															  HISTORY_QUEUE_PAUSE_MS);
 		FreeErrorData(edata);
 		kept = false;
 	}
@@ -476,7 +516,6 @@ TruncateHistoryRingWork(void *arg)
 	HistoryRingTruncation *t = (HistoryRingTruncation *) arg;
 	Datum		values[2];
 	bool		has_rows;
-	bool		isnull;
 	char	   *sql;
 
 	values[0] = Int64GetDatum((int64) t->ring);
@@ -503,12 +542,11 @@ TruncateHistoryRingWork(void *arg)
 	InventoryRun(&history_ring_state, values, NULL, SPI_OK_SELECT);
 	if (!RingFinished(t->cutoff, &has_rows) && has_rows)
 		return false;
-	if (t->archive)
-	{
-		InventoryRun(&history_ring_unarchived, values, NULL, SPI_OK_SELECT);
-		if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
-			return false;
-	}
+	/*
+	 * (every reservation was archived before: a row inserted since, by a
+	 * writer whose transaction kept an older current ring, is pending or
+	 * changed after cutoff, which the check above refuses)
+	 */
 	sql = psprintf("TRUNCATE inventory.reservation_ring_%d, "
 				   "inventory.reservation_line_ring_%d, inventory.reservation_transition_ring_%d",
 				   t->ring, t->ring, t->ring);
@@ -592,7 +630,11 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 	(void) HistoryRingSubtransaction(ProbeHistoryRingWork, &t);
 	if (!t.locked)
 		return -1;
-	return HistoryRingSubtransaction(TruncateHistoryRingWork, &t) ? t.removed : -1;
+	if (!HistoryRingSubtransaction(TruncateHistoryRingWork, &t))
+		return -1;
+	/* taken: the call holds this ring now, until its transaction ends */
+	history_holds_ring = true;
+	return t.removed;
 }
 
 /*
@@ -771,6 +813,7 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
 													 IntervalPGetDatum(older_than),
 													 Float8GetDatum(2.0)));
+		history_holds_ring = false;
 		h.cutoff = DatumGetTimestampTz(Cutoff(now, older_than));
 		h.half_cutoff = DatumGetTimestampTz(Cutoff(now, half));
 		h.now = now;

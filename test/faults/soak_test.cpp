@@ -14,8 +14,8 @@
 // ledger.
 //
 // History retention (0.9): SoakWithHistoryPurgeKeepsInvariants runs the
-// same load with a purger thread calling purge_history('2 seconds', 1000,
-// archive => true) every 100 ms, so that whole rings of reservations are
+// same load with a purger thread calling purge_history('500 milliseconds',
+// 1000, archive => true) every 100 ms, so that whole rings of reservations are
 // archived and truncated under the load (the rings of the reservations,
 // lines and transition log, 0.9); the run must remove some, nothing else
 // may change: invariants empty throughout, the accounting exact at the end
@@ -282,7 +282,9 @@ void slot_operator(const TestDatabase &db, std::atomic<bool> &stop,
 }
 
 
-/// The history purger: purge_history with a retention of 2 s and archive,
+/// The history purger: purge_history with a retention of 500 ms (a ring
+/// waits that long after its last change: the clients keep changing the
+/// reservations of the last seconds) and archive,
 /// every 100 ms, while the load runs (0.9: a ring at a time).  Counts the
 /// reservations removed; any error is recorded by SQLSTATE.
 void history_purger(const TestDatabase &db, std::atomic<bool> &stop,
@@ -293,7 +295,7 @@ void history_purger(const TestDatabase &db, std::atomic<bool> &stop,
     pqxx::nontransaction tx{*cx};
     while (!stop.load()) {
       try {
-        removed += tx.exec1("SELECT inventory.purge_history('2 seconds',"
+        removed += tx.exec1("SELECT inventory.purge_history('500 milliseconds',"
                             " 1000, archive => true)")[0]
                      .as<long>();
       } catch (const std::exception &e) {

@@ -801,7 +801,7 @@ RingPartition(int ring)
  */
 #define RING_LOCK_TRIES 20
 
-bool
+static bool
 InventoryLockWithoutQueue(Oid rel)
 {
 	int			i;

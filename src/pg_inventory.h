@@ -130,7 +130,6 @@ typedef struct InventoryCall
 
 /* outbox.c */
 extern int64 InventorySequenceLastValue(Oid seq, bool *isnull);
-extern bool InventoryLockWithoutQueue(Oid rel);
 
 /*
  * A table kept in rings (partitions emptied whole, PgQ's rotating tables):

@@ -585,7 +585,7 @@ sql -d bench -v pfxs="{${pfxs#,}}" -v clients=$CONFIRM_CLIENTS -v per=$CONFIRM_P
 SET session_replication_role = replica;
 BEGIN;
 CREATE TEMP TABLE pre ON COMMIT DROP AS
-	SELECT nextval('inventory.reservation_id_seq') AS id,
+	SELECT inventory._reservation_id('inventory.reservation_id_seq', 'inventory.reservation_ring') AS id,
 		   concat(p, '-', c, '-', n) AS key,
 		   concat('sku-', lpad((1 + floor(random() * :nskus))::int::text, 5, '0')) AS sku
 	  FROM unnest(:'pfxs'::text[]) AS p, generate_series(0, :clients - 1) AS c,
@@ -655,7 +655,7 @@ sql -d bench_expire -v rows="$EXPIRE_ROWS" -v nskus=$NSKUS -f - <<'SQL'
 SET session_replication_role = replica;
 BEGIN;
 CREATE TEMP TABLE pre ON COMMIT DROP AS
-	SELECT nextval('inventory.reservation_id_seq') AS id, concat('due-', g) AS key,
+	SELECT inventory._reservation_id('inventory.reservation_id_seq', 'inventory.reservation_ring') AS id, concat('due-', g) AS key,
 		   concat('sku-', lpad((1 + g % :nskus)::text, 5, '0')) AS sku,
 		   1 + g % 3 AS qty,
 		   now() - interval '1 hour' + g * interval '1 millisecond' AS expires_at

@@ -324,13 +324,13 @@ FinishCall(InventoryCall *call, const char *status, const char *state,
 static InventoryStatement fetch_reservation = {
 	"fetch reservation",
 	RESERVATION_COLUMNS,
-	2, {TEXTOID, TEXTOID}
+	2, {TEXTOID, TEXTOID}, NULL, true
 };
 
 static InventoryStatement lock_reservation = {
 	"lock reservation",
 	RESERVATION_COLUMNS " FOR UPDATE OF r",
-	2, {TEXTOID, TEXTOID}
+	2, {TEXTOID, TEXTOID}, NULL, true
 };
 
 /*
@@ -355,7 +355,7 @@ static InventoryStatement lock_reservation = {
 static InventoryStatement fetch_reservation_located = {
 	"fetch reservation",
 	RESERVATION_COLUMNS_LOCATED,
-	2, {TEXTOID, TEXTOID}
+	2, {TEXTOID, TEXTOID}, NULL, true
 };
 
 /*
@@ -369,7 +369,7 @@ static InventoryStatement lock_reservation_located = {
 	"lock reservation",
 	RESERVATION_COLUMNS_LOCATED_WITH(", (SELECT s.version FROM inventory.reservation s "
 									 "WHERE s.id = r.id) ") " FOR UPDATE OF r",
-	2, {TEXTOID, TEXTOID}
+	2, {TEXTOID, TEXTOID}, NULL, true
 };
 
 /*
@@ -545,7 +545,7 @@ static InventoryStatement change_state = {
 	"SELECT e.event_id, 'reservation.' || r.state, r.tenant, r.id, "
 	RESERVATION_EVENT("'reservation.' || r.state", "$6", STORED_LINES_JSON)
 	", $6 FROM r, e",
-	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}, NULL, true
 };
 
 static InventoryStatement change_state_located = {
@@ -566,7 +566,7 @@ static InventoryStatement change_state_located = {
 	RESERVATION_EVENT_LOCATED("'reservation.' || r.state", "$6",
 							  STORED_LINES_JSON_LOCATED)
 	", $6 FROM r, e",
-	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+	7, {INT8OID, TEXTOID, TEXTOID, TEXTOID, TEXTOID, TIMESTAMPTZOID, INT4OID}, NULL, true
 };
 
 /*
@@ -666,14 +666,14 @@ static InventoryStatement claim_key_ringed = {
 	"request) SELECT $1, $2, 'pending', $3, 1, $4, $4, $5 "
 	"WHERE NOT EXISTS (SELECT 1 FROM inventory.reservation x "
 	"WHERE x.tenant = $1 AND x.request_key = $2) RETURNING r.id",
-	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}
+	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}, NULL, true
 };
 
 /* 0.9: whether a reservation holds key $2 of tenant $1, in any ring */
 static InventoryStatement key_taken = {
 	"look up a request key",
 	"SELECT 1 FROM inventory.reservation x WHERE x.tenant = $1 AND x.request_key = $2",
-	2, {TEXTOID, TEXTOID}
+	2, {TEXTOID, TEXTOID}, NULL, true
 };
 
 /*
@@ -726,7 +726,7 @@ static InventoryStatement record_reserved = {
 					  "FROM unnest($2, $3) AS u(sku, qty))")
 	", $5 FROM r, e",
 	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
-	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}
+	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}, NULL, true
 };
 
 /* 0.5: the lines are the allocation, one per (sku $2, location $9) */
@@ -750,7 +750,7 @@ static InventoryStatement record_reserved_located = {
 							  GIVEN_LINES_JSON_LOCATED)
 	", $5 FROM r, e",
 	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
-	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}
+	TEXTOID, TIMESTAMPTZOID, TEXTARRAYOID}, NULL, true
 };
 
 /*
@@ -771,7 +771,7 @@ static InventoryStatement record_rejected = {
 	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
 	"SELECT r.id, NULL, r.state, 'insufficient stock', $4, r.version, $5 FROM r",
 	7, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID,
-	TEXTARRAYOID, INT8ARRAYOID}
+	TEXTARRAYOID, INT8ARRAYOID}, NULL, true
 };
 
 /*
@@ -792,7 +792,7 @@ static InventoryStatement record_rejected_located = {
 	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
 	"SELECT r.id, NULL, r.state, 'insufficient stock', $4, r.version, $5 FROM r",
 	7, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID,
-	TEXTARRAYOID, INT8ARRAYOID}
+	TEXTARRAYOID, INT8ARRAYOID}, NULL, true
 };
 
 /* The locations of the lines as a text[] Datum (NULL elements allowed) */
@@ -1248,7 +1248,7 @@ static InventoryStatement expire_batch = {
 	EXPIRE_DUE("SELECT d.id FROM inventory.reservation d "
 			   "WHERE d.state = 'pending' AND d.expires_at <= $1 "
 			   "ORDER BY d.expires_at, d.id LIMIT $2"),
-	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}
+	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}, NULL, true
 };
 
 static InventoryStatement expire_batch_located = {
@@ -1256,7 +1256,7 @@ static InventoryStatement expire_batch_located = {
 	EXPIRE_DUE_LOCATED("SELECT d.id FROM inventory.reservation d "
 					   "WHERE d.state = 'pending' AND d.expires_at <= $1 "
 					   "ORDER BY d.expires_at, d.id LIMIT $2"),
-	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}
+	3, {TIMESTAMPTZOID, INT4OID, TEXTOID}, NULL, true
 };
 
 /*
@@ -1268,7 +1268,7 @@ static InventoryStatement expire_listed_located = {
 	EXPIRE_DUE_LOCATED("SELECT d.id FROM inventory.reservation d "
 					   "WHERE d.id = ANY ($4) AND d.state = 'pending' "
 					   "AND d.expires_at <= $1 ORDER BY d.expires_at, d.id LIMIT $2"),
-	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8ARRAYOID}
+	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8ARRAYOID}, NULL, true
 };
 
 static InventoryStatement expire_listed = {
@@ -1276,7 +1276,7 @@ static InventoryStatement expire_listed = {
 	EXPIRE_DUE("SELECT d.id FROM inventory.reservation d "
 			   "WHERE d.id = ANY ($4) AND d.state = 'pending' "
 			   "AND d.expires_at <= $1 ORDER BY d.expires_at, d.id LIMIT $2"),
-	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8ARRAYOID}
+	4, {TIMESTAMPTZOID, INT4OID, TEXTOID, INT8ARRAYOID}, NULL, true
 };
 
 /*
@@ -1303,7 +1303,7 @@ static InventoryStatement due_after = {
 	"WHERE d.state = 'pending' AND d.expires_at <= $1 "
 	"AND (d.expires_at, d.id) > ($3, $4) "
 	"ORDER BY d.expires_at, d.id LIMIT $2",
-	4, {TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, INT8OID}
+	4, {TIMESTAMPTZOID, INT4OID, TIMESTAMPTZOID, INT8OID}, NULL, true
 };
 
 /* One expiry pass of expire_due */
@@ -1770,7 +1770,7 @@ static InventoryStatement extend_hold = {
 	RESERVATION_EVENT_LOCATED("'reservation.extended'", "$4",
 							  STORED_LINES_JSON_LOCATED)
 	", $4 FROM r, e",
-	5, {INT8OID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID, INT4OID}
+	5, {INT8OID, TIMESTAMPTZOID, TEXTOID, TIMESTAMPTZOID, INT4OID}, NULL, true
 };
 
 /*
@@ -1888,7 +1888,7 @@ inventory_extend(PG_FUNCTION_ARGS)
 static InventoryStatement drop_lines = {
 	"drop reservation lines",
 	"DELETE FROM inventory.reservation_line l WHERE l.reservation_id = $1",
-	1, {INT8OID}
+	1, {INT8OID}, NULL, true
 };
 
 /*
@@ -1920,7 +1920,7 @@ static InventoryStatement amend_hold = {
 							  GIVEN_LINES_JSON_LOCATED)
 	", $5 FROM r, e",
 	9, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID, INT4OID,
-	JSONBOID, TEXTOID, TEXTARRAYOID}
+	JSONBOID, TEXTOID, TEXTARRAYOID}, NULL, true
 };
 
 /* Units of sku in sorted, merged lines without locations (0 if absent) */

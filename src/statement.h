@@ -18,7 +18,12 @@
  * sets by_index (after the plan, NULL): the outbox is empty when a relay's
  * backend first plans its claim (after a purge, on a new install) and
  * grows by thousands of rows before the next ANALYZE; the kept generic
- * plan then scans it whole, with a correlated scan per row.  With by_index
+ * plan then scans it whole, with a correlated scan per row.  The same for
+ * the reservations' rings (0.9): a ring is empty, and may be analyzed
+ * empty, on a new install and after each purge, so the statements that
+ * read or change reservations by key or id set by_index too (and the
+ * foreign-key checks their inserts fire are planned under it; test
+ * 330_ring_plans).  With by_index
  * the statement is planned (and replanned) and run with enable_seqscan
  * off, so it keeps to its indexes whatever the statistics say, and with
  * jit off (a scan without an index then costs 1e10, which would make

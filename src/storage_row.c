@@ -146,7 +146,7 @@ static InventoryStatement release_units = {
 	"reserved = s.reserved - agg.qty, updated_at = $2 "
 	"FROM locked JOIN agg ON agg.tenant = locked.tenant AND agg.sku = locked.sku "
 	"WHERE s.tenant = locked.tenant AND s.sku = locked.sku",
-	2, {INT8ARRAYOID, TIMESTAMPTZOID}
+	2, {INT8ARRAYOID, TIMESTAMPTZOID}, NULL, true
 };
 
 static void

@@ -1277,7 +1277,7 @@ static InventoryStatement units_of_reservations = {
 	"GROUP BY l.tenant, l.sku) u "
 	"JOIN inventory.sku k ON k.tenant = u.tenant AND k.sku = u.sku "
 	"ORDER BY k.tenant, k.sku FOR SHARE OF k",
-	1, {INT8ARRAYOID}
+	1, {INT8ARRAYOID}, NULL, true
 };
 
 /* The same per (tenant, sku, location) (0.5) */
@@ -1289,7 +1289,7 @@ static InventoryStatement units_of_reservations_located = {
 	"GROUP BY l.tenant, l.sku, l.location) u "
 	"JOIN inventory.sku k ON k.tenant = u.tenant AND k.sku = u.sku "
 	"ORDER BY k.tenant, k.sku, u.location FOR SHARE OF k",
-	1, {INT8ARRAYOID}
+	1, {INT8ARRAYOID}, NULL, true
 };
 
 /*

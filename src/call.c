@@ -159,8 +159,9 @@ SchemaHas(Oid nsp, const char *relname)
  *		flight and the calls that start meanwhile wait for the step, then
  *		run on the new schema; without it a step and a call could take their
  *		table locks in different orders and deadlock (README "Upgrading").
+ *		Returns the table's oid.
  */
-static void
+static Oid
 UpgradeLock(Oid nsp)
 {
 	Oid			relid = get_relname_relid("reservation", nsp);
@@ -168,6 +169,7 @@ UpgradeLock(Oid nsp)
 	if (!OidIsValid(relid))
 		elog(ERROR, "pg_inventory: relation inventory.reservation is missing");
 	LockRelationOid(relid, AccessShareLock);
+	return relid;
 }
 
 /*
@@ -213,7 +215,7 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 	Oid			slots;
 
 	nsp = ExtensionSchema();
-	UpgradeLock(nsp);
+	call->reservation = UpgradeLock(nsp);
 	call->fcinfo = fcinfo;
 	call->tenant = tenant;
 	call->caller = GetUserId();

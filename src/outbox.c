@@ -955,9 +955,23 @@ OutboxRingAged(int cur, void *arg)
  * holds the ring-purge lock (advisory, objsubid 20555, to its
  * transaction's end), it does nothing.
  */
+/*
+ * ops->set_current of the outbox's rings: a writer that drew the ring
+ * before the change writes into the ring before, which TruncateRing never
+ * empties under it (it holds the ring's partition until it commits)
+ */
+static bool
+OutboxRingSetCurrent(int ring, void *arg)
+{
+	Datum		value = Int64GetDatum((int64) ring);
+
+	InventoryRun(&ring_set, &value, NULL, SPI_OK_SELECT);
+	return true;
+}
+
 static const InventoryRingOps outbox_rings = {
-	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current, &ring_set,
-	OutboxRingDue, OutboxRingEmpty, OutboxRingAged
+	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current,
+	OutboxRingSetCurrent, OutboxRingDue, OutboxRingEmpty, OutboxRingAged
 };
 
 /*

@@ -209,7 +209,8 @@ SET pg_inventory.frozen_now = '2026-09-01 00:00:00+00';
 ------------------------------------------------------------------------
 -- CONTEXT: an error raised inside one of the extension's statements (here
 -- a lock timeout, as an application meets it) names the statement, never
--- its SQL text.  A second session (dblink) holds a table lock.
+-- its SQL text (reserve's, 0.9: the lock it takes on the table before its
+-- claim).  A second session (dblink) holds a table lock.
 ------------------------------------------------------------------------
 SET client_min_messages = warning;
 CREATE EXTENSION IF NOT EXISTS dblink;

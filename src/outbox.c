@@ -943,19 +943,6 @@ OutboxRingAged(int cur, void *arg)
 }
 
 /*
- * purge_published on the rings (0.8), InventoryPurgeRings with these ops:
- * removes, by truncating its partition, every ring but the current one
- * that holds events none of which was published after cutoff (its
- * unpublished events and dead letters move into the current ring first),
- * then makes the next ring current when it is empty and the current ring
- * holds an event published before half_cutoff; twice, so that a retention
- * of 0 also empties the ring that was current.  A ring with more than
- * max_moved live unpublished events is not emptied (TruncateRing).  A ring
- * another transaction holds is left for the next call; while another purge
- * holds the ring-purge lock (advisory, objsubid 20555, to its
- * transaction's end), it does nothing.
- */
-/*
  * ops->set_current of the outbox's rings: a writer that drew the ring
  * before the change writes into the ring before, which TruncateRing never
  * empties under it (it holds the ring's partition until it commits)
@@ -969,6 +956,19 @@ OutboxRingSetCurrent(int ring, void *arg)
 	return true;
 }
 
+/*
+ * purge_published on the rings (0.8), InventoryPurgeRings with these ops:
+ * removes, by truncating its partition, every ring but the current one
+ * that holds events none of which was published after cutoff (its
+ * unpublished events and dead letters move into the current ring first),
+ * then makes the next ring current when it is empty and the current ring
+ * holds an event published before half_cutoff; twice, so that a retention
+ * of 0 also empties the ring that was current.  A ring with more than
+ * max_moved live unpublished events is not emptied (TruncateRing).  A ring
+ * another transaction holds is left for the next call; while another purge
+ * holds the ring-purge lock (advisory, objsubid 20555, to its
+ * transaction's end), it does nothing.
+ */
 static const InventoryRingOps outbox_rings = {
 	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current,
 	OutboxRingSetCurrent, OutboxRingDue, OutboxRingEmpty, OutboxRingAged

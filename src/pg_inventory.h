@@ -116,7 +116,8 @@ typedef struct InventoryCall
 								 * level_watch (storage_slot.c) */
 	bool		ringed;			/* 0.9 on: reservations in rings
 								 * (retention.c) */
-	Oid			reservation;	/* inventory.reservation (UpgradeLock) */
+	Oid			reservation;	/* inventory.reservation (UpgradeLock,
+								 * InventoryLockForWrite) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;
@@ -185,6 +186,7 @@ typedef struct InventoryFnCache
 extern InventoryFnCache *InventoryCallCache(FunctionCallInfo fcinfo);
 extern void InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 							   const char *tenant);
+extern void InventoryLockForWrite(InventoryCall *call, const char *call_name);
 extern void InventoryEndCall(InventoryCall *call);
 extern bool InventorySubtransaction(bool (*work) (void *arg), void *arg);
 extern bool InventoryTrySubtransaction(void (*work) (void *arg), void *arg,

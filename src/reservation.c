@@ -834,13 +834,6 @@ StoredPayload(InventoryCall *call, const StoredReservation *res,
 		*payload = res->lines;
 }
 
-/* the CONTEXT line of an error (a lock timeout) while taking the claim's lock */
-static void
-ClaimLockContext(void *arg)
-{
-	errcontext("pg_inventory lock of inventory.reservation before \"claim request key\"");
-}
-
 /*
  * ReserveLines
  *		The work of reserve and reserve_lines (README "reserve",
@@ -860,7 +853,6 @@ static Datum
 ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 			 InventoryLines *lines, int64 ttl_usecs)
 {
-	ErrorContextCallback claim_lock_context;
 	InventoryCall call;
 	StoredReservation res;
 	TimestampTz now;
@@ -895,19 +887,17 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	if (call.ringed)
 	{
 		/*
-		 * ROW EXCLUSIVE on the reservations before the claim's snapshot
-		 * (SPI takes a statement's snapshot before the locks of its plan):
-		 * the current ring cannot change until this transaction ends
-		 * (purge_history waits for this lock to switch rings), and a claim
-		 * made after a switch sees every claim of the ring before
-		 * (claim_key_ringed)
+		 * ROW EXCLUSIVE on the reservations before the key is looked up:
+		 * the current ring cannot change from here until this transaction
+		 * ends (purge_history waits for this lock to switch rings), so the
+		 * check below and the claim see the same ring, and a claim made
+		 * after a switch sees every claim of the ring before
+		 * (claim_key_ringed).  The claim's own plan would take the lock
+		 * too, but only after the REPEATABLE READ check: a switch between
+		 * the two would let a snapshot older than a claim of the key in
+		 * the ring before insert it again in the next ring.
 		 */
-		claim_lock_context.callback = ClaimLockContext;
-		claim_lock_context.arg = NULL;
-		claim_lock_context.previous = error_context_stack;
-		error_context_stack = &claim_lock_context;
-		LockRelationOid(call.reservation, RowExclusiveLock);
-		error_context_stack = claim_lock_context.previous;
+		InventoryLockForWrite(&call, "reserve");
 		/*
 		 * a transaction snapshot taken before the key's winner committed
 		 * would not see it and claim the key a second time in another
@@ -1120,6 +1110,7 @@ Transition(FunctionCallInfo fcinfo, const char *call_name, const char *tenant,
 	TimestampTz now;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
+	InventoryLockForWrite(&call, call_name);
 	if (!FetchReservation(&call, key, true, false, &res))
 		return FinishCall(&call, "not_found", NULL, false, NULL);
 
@@ -1701,6 +1692,7 @@ inventory_expire_due(PG_FUNCTION_ARGS)
 				 errdetail("The value given is %d.", max_rows)));
 
 	InventoryBeginCall(fcinfo, &call, NULL);
+	InventoryLockForWrite(&call, "expire_due");
 	pass.call = &call;
 	pass.now = InventoryNow();
 	pass.max_rows = max_rows;
@@ -1856,6 +1848,7 @@ inventory_extend(PG_FUNCTION_ARGS)
 						   timestamptz_to_str(target))));
 
 	InventoryBeginCall(fcinfo, &call, tenant);
+	InventoryLockForWrite(&call, "extend");
 	if (!LockPendingHold(&call, key, &res, &now, &result))
 		return result;
 	if (target <= res.expires_at)
@@ -2032,6 +2025,7 @@ inventory_amend(PG_FUNCTION_ARGS)
 	InventoryParseLines(PG_GETARG_JSONB_P(2), false, &target);
 
 	InventoryBeginCall(fcinfo, &call, tenant);
+	InventoryLockForWrite(&call, "amend");
 	if (!LockPendingHold(&call, key, &res, &now, &result))
 		return result;
 	SumBySku(&res.lines, &current);

@@ -364,11 +364,15 @@ static InventoryStatement history_ring_old_holder = {
 static TimestampTz history_queue_after = 0;
 
 /*
- * Whether the purge may wait in the lock queue now: not while it holds a
- * ring it truncated in this call (a call holding the ring it queues for
- * may be waiting for the truncated one: a deadlock), nor during a pause
+ * Whether the purge may wait in the lock queue now: not while its
+ * transaction holds a ring it truncated (in this call or an earlier one of
+ * the same transaction: the locks stay until the transaction ends; a call
+ * holding the ring it queues for may be waiting for the truncated one: a
+ * deadlock), nor during a pause.  history_holds_ring: the top transaction
+ * (MyProc->lxid) truncated a ring.
  */
-static bool history_holds_ring = false;
+static LocalTransactionId history_holds_ring_lxid = InvalidLocalTransactionId;
+#define history_holds_ring (history_holds_ring_lxid == MyProc->lxid)
 
 /*
  * LockHistoryRelations
@@ -555,9 +559,9 @@ TruncateHistoryRingWork(void *arg)
 	if (!RingFinished(t->cutoff, &has_rows) && has_rows)
 		return false;
 	/*
-	 * (every reservation was archived before: a row inserted since, by a
-	 * writer whose transaction kept an older current ring, is pending or
-	 * changed after cutoff, which the check above refuses)
+	 * (every reservation was archived before: a row inserted since into
+	 * this ring, by a writer that drew it before it stopped being current,
+	 * is pending or changed after cutoff, which the check above refuses)
 	 */
 	sql = psprintf("TRUNCATE inventory.reservation_ring_%d, "
 				   "inventory.reservation_line_ring_%d, inventory.reservation_transition_ring_%d",
@@ -645,7 +649,7 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 	if (!HistoryRingSubtransaction(TruncateHistoryRingWork, &t))
 		return -1;
 	/* taken: the call holds this ring now, until its transaction ends */
-	history_holds_ring = true;
+	history_holds_ring_lxid = MyProc->lxid;
 	return t.removed;
 }
 
@@ -886,7 +890,6 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
 													 IntervalPGetDatum(older_than),
 													 Float8GetDatum(2.0)));
-		history_holds_ring = false;
 		h.reservation = call.reservation;
 		h.next = 0;
 		h.cutoff = DatumGetTimestampTz(Cutoff(now, older_than));

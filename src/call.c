@@ -192,12 +192,14 @@ LockForWriteContext(void *arg)
 /*
  * InventoryLockForWrite
  *		0.9 on: takes ROW EXCLUSIVE on inventory.reservation for a call that
- *		claims or changes reservations (call_name: the call, for the
- *		CONTEXT line of an error), before any row lock (lock order 0,
- *		pg_inventory.h).  purge_history changes the current ring only under
- *		SHARE on the table, so no claim is in flight in the ring before;
- *		taken first, the lock never makes a call that holds rows wait behind
- *		that switch, which would wait for a claim that waits for those rows.
+ *		claims or changes reservations, or locks stock rows (call_name: the
+ *		call, for the CONTEXT line of an error), before any row lock (lock
+ *		order 0, pg_inventory.h).  purge_history changes the current ring
+ *		only under SHARE on the table, so no claim is in flight in the ring
+ *		before; taken first by every call that locks rows, the lock never
+ *		makes a call that holds rows (its own, or those of an earlier call
+ *		in its transaction) wait behind that switch, which would wait for a
+ *		claim that waits for those rows.
  *		Before 0.9: nothing.  Errors: those of a lock wait (55P03 after
  *		lock_timeout, 57014).
  */

@@ -4,8 +4,13 @@
  *		Declarations shared by the C files of the pg_inventory extension.
  *
  * Lock order (README "Locking"), followed by every function:
- *	0. inventory.reservation itself (0.9 on): reserve takes ROW EXCLUSIVE
- *	   on it before it claims a key, and purge_history's ring switch SHARE,
+ *	0. inventory.reservation itself (0.9 on): every call that claims or
+ *	   changes reservations (reserve, reserve_lines, confirm, cancel,
+ *	   compensate, extend, amend, expire_due) or locks stock rows (restock,
+ *	   adjust and their _at forms, register_sku, set_location,
+ *	   set_allocation_policy, set_stock_policy, set_stock_slots) takes ROW
+ *	   EXCLUSIVE on it first (InventoryLockForWrite), and purge_history's
+ *	   ring switch SHARE,
  *	   so that no claim is in flight while the current ring changes (which
  *	   keeps a request key once across the reservations' rings,
  *	   reservation.c, retention.c); every call already holds ACCESS SHARE

@@ -159,63 +159,15 @@ SchemaHas(Oid nsp, const char *relname)
  *		flight and the calls that start meanwhile wait for the step, then
  *		run on the new schema; without it a step and a call could take their
  *		table locks in different orders and deadlock (README "Upgrading").
- *		Returns the table's oid.
  */
-static Oid
+static void
 UpgradeLock(Oid nsp)
 {
-	for (;;)
-	{
-		Oid			relid = get_relname_relid("reservation", nsp);
+	Oid			relid = get_relname_relid("reservation", nsp);
 
-		if (!OidIsValid(relid))
-			elog(ERROR, "pg_inventory: relation inventory.reservation is missing");
-		LockRelationOid(relid, AccessShareLock);
-		/*
-		 * the name again, after the lock (which read the invalidations of
-		 * what committed meanwhile): an upgrade step that waited for it
-		 * may have put another table in its place (0.8 -> 0.9 does)
-		 */
-		if (get_relname_relid("reservation", nsp) == relid)
-			return relid;
-		UnlockRelationOid(relid, AccessShareLock);
-	}
-}
-
-/* the CONTEXT line of an error (a lock timeout) while InventoryLockForWrite waits */
-static void
-LockForWriteContext(void *arg)
-{
-	errcontext("pg_inventory lock of inventory.reservation for %s", (const char *) arg);
-}
-
-/*
- * InventoryLockForWrite
- *		0.9 on: takes ROW EXCLUSIVE on inventory.reservation for a call that
- *		claims or changes reservations, or locks stock rows (call_name: the
- *		call, for the CONTEXT line of an error), before any row lock (lock
- *		order 0, pg_inventory.h).  purge_history changes the current ring
- *		only under SHARE on the table, so no claim is in flight in the ring
- *		before; taken first by every call that locks rows, the lock never
- *		makes a call that holds rows (its own, or those of an earlier call
- *		in its transaction) wait behind that switch, which would wait for a
- *		claim that waits for those rows.
- *		Before 0.9: nothing.  Errors: those of a lock wait (55P03 after
- *		lock_timeout, 57014).
- */
-void
-InventoryLockForWrite(InventoryCall *call, const char *call_name)
-{
-	ErrorContextCallback context;
-
-	if (!call->ringed)
-		return;
-	context.callback = LockForWriteContext;
-	context.arg = (void *) call_name;
-	context.previous = error_context_stack;
-	error_context_stack = &context;
-	LockRelationOid(call->reservation, RowExclusiveLock);
-	error_context_stack = context.previous;
+	if (!OidIsValid(relid))
+		elog(ERROR, "pg_inventory: relation inventory.reservation is missing");
+	LockRelationOid(relid, AccessShareLock);
 }
 
 /*
@@ -261,7 +213,7 @@ InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 	Oid			slots;
 
 	nsp = ExtensionSchema();
-	call->reservation = UpgradeLock(nsp);
+	UpgradeLock(nsp);
 	call->fcinfo = fcinfo;
 	call->tenant = tenant;
 	call->caller = GetUserId();

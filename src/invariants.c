@@ -11,10 +11,8 @@
  * rows.
  *
  * A request key is held by one reservation of its tenant
- * (request_key_once): a unique constraint before 0.9, from 0.9 on a unique
- * index per ring of the reservations and, across the rings, the lock that
- * keeps the current ring from changing under a claim (reservation.c,
- * retention.c), checked here.
+ * (request_key_once): a unique constraint before 0.9, reserve's lock on the
+ * key across the reservations' rings from 0.9 on, checked here.
  *
  * With retention (0.5 on, retention.c) the ledger is stock_ledger and
  * stock_ledger_archive, and the units of confirmed reservations are their

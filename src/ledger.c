@@ -408,7 +408,6 @@ Restock(FunctionCallInfo fcinfo, bool at)
 	req.reason = InventoryReasonArg(fcinfo, 4 + off, "reason", false);
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, at ? "restock_at" : "restock");
 	now = InventoryNow();
 	req.location = StockLocation(&call, location, true, "inventory.restock_at", now);
 	call.storage->ensure_sku(tenant, req.sku, req.location, now);
@@ -514,7 +513,6 @@ Adjust(FunctionCallInfo fcinfo, bool at)
 	req.reason = InventoryReasonArg(fcinfo, 5 + off, "reason", true);
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, at ? "adjust_at" : "adjust");
 	now = InventoryNow();
 	req.location = StockLocation(&call, location, false, "inventory.adjust_at", now);
 	result = LedgerChange(&call, &req, now);
@@ -587,7 +585,6 @@ inventory_register_sku(PG_FUNCTION_ARGS)
 	if (!PG_ARGISNULL(2))
 		location = InventoryNameArg(fcinfo, 2, "location", NAME_CANONICAL);
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "register_sku");
 	InventoryRequireLocated(&call, "inventory.register_sku");
 	now = InventoryNow();
 	at = StockLocation(&call, location, true, "inventory.register_sku", now);

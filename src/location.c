@@ -136,7 +136,6 @@ inventory_set_location(PG_FUNCTION_ARGS)
 	active = PG_GETARG_BOOL(3);
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "set_location");
 	InventoryRequireLocated(&call, "inventory.set_location");
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = CStringGetTextDatum(location);
@@ -206,7 +205,6 @@ inventory_set_allocation_policy(PG_FUNCTION_ARGS)
 
 	InventoryRequireArg(fcinfo, 1, "allow_split");
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "set_allocation_policy");
 	InventoryRequireLocated(&call, "inventory.set_allocation_policy");
 	values[0] = CStringGetTextDatum(tenant);
 	values[1] = PG_GETARG_DATUM(1);
@@ -310,7 +308,6 @@ inventory_set_stock_policy(PG_FUNCTION_ARGS)
 	bool		changed;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "set_stock_policy");
 	InventoryRequireLocated(&call, "inventory.set_stock_policy");
 	now = InventoryNow();
 	values[0] = CStringGetTextDatum(tenant);

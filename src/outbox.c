@@ -943,20 +943,6 @@ OutboxRingAged(int cur, void *arg)
 }
 
 /*
- * ops->set_current of the outbox's rings: a writer that drew the ring
- * before the change writes into the ring before, which TruncateRing never
- * empties under it (it holds the ring's partition until it commits)
- */
-static bool
-OutboxRingSetCurrent(int ring, void *arg)
-{
-	Datum		value = Int64GetDatum((int64) ring);
-
-	InventoryRun(&ring_set, &value, NULL, SPI_OK_SELECT);
-	return true;
-}
-
-/*
  * purge_published on the rings (0.8), InventoryPurgeRings with these ops:
  * removes, by truncating its partition, every ring but the current one
  * that holds events none of which was published after cutoff (its
@@ -970,8 +956,8 @@ OutboxRingSetCurrent(int ring, void *arg)
  * transaction's end), it does nothing.
  */
 static const InventoryRingOps outbox_rings = {
-	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current,
-	OutboxRingSetCurrent, OutboxRingDue, OutboxRingEmpty, OutboxRingAged
+	OUTBOX_RINGS, INVENTORY_LOCK_RING_PURGE, &ring_current, &ring_set,
+	OutboxRingDue, OutboxRingEmpty, OutboxRingAged
 };
 
 /*

@@ -4,17 +4,9 @@
  *		Declarations shared by the C files of the pg_inventory extension.
  *
  * Lock order (README "Locking"), followed by every function:
- *	0. inventory.reservation itself (0.9 on): every call that claims or
- *	   changes reservations (reserve, reserve_lines, confirm, cancel,
- *	   compensate, extend, amend, expire_due) or locks stock rows (restock,
- *	   adjust and their _at forms, register_sku, set_location,
- *	   set_allocation_policy, set_stock_policy, set_stock_slots) takes ROW
- *	   EXCLUSIVE on it first (InventoryLockForWrite), and purge_history's
- *	   ring switch SHARE,
- *	   so that no claim is in flight while the current ring changes (which
- *	   keeps a request key once across the reservations' rings,
- *	   reservation.c, retention.c); every call already holds ACCESS SHARE
- *	   on it from its start (call.c, UpgradeLock);
+ *	0. the request key lock (0.9 on, reserve only: an advisory lock on a
+ *	   hash of the tenant and key, held to the transaction's end; it keeps
+ *	   a key once across the reservations' rings, reservation.c);
  *	1. reservation rows (one per call; expire_due and purge_history take a
  *	   batch with SKIP LOCKED and so never wait on them);
  *	2. stock rows, in (tenant, sku) byte order ("C" collation in SQL,
@@ -121,8 +113,6 @@ typedef struct InventoryCall
 								 * level_watch (storage_slot.c) */
 	bool		ringed;			/* 0.9 on: reservations in rings
 								 * (retention.c) */
-	Oid			reservation;	/* inventory.reservation (UpgradeLock,
-								 * InventoryLockForWrite) */
 	MemoryContext outer_cxt;	/* the caller's context, for the result */
 	Oid			save_userid;
 	int			save_sec_context;
@@ -131,11 +121,11 @@ typedef struct InventoryCall
 /*
  * pg_locks.objsubid of the advisory locks pg_inventory takes (values user
  * code cannot take: pg_advisory_lock uses 1 and 2): 20553 to 20555 are the
- * outbox's (outbox.c); HISTORY_PURGE (0.9) purge_history's on the
- * reservations' rings (retention.c).  20556 was reserve's lock on a hash
- * of (tenant, request key) in the first builds of 0.9, replaced by the
- * lock on inventory.reservation (lock order 0 above): not taken any more.
+ * outbox's (outbox.c); REQUEST_KEY (0.9) is reserve's lock on a hash of
+ * (tenant, request key), HISTORY_PURGE (0.9) purge_history's on the
+ * reservations' rings (retention.c).
  */
+#define INVENTORY_LOCK_REQUEST_KEY	20556
 #define INVENTORY_LOCK_HISTORY_PURGE	20557
 
 /* outbox.c */
@@ -152,8 +142,7 @@ typedef struct InventoryRingOps
 	int			rings;			/* how many rings */
 	uint16		purge_lock;		/* objsubid of the purge's advisory lock */
 	struct InventoryStatement *current;	/* reads the current ring (int4) */
-	/* makes ring current; false when it could not now (nothing changed) */
-	bool		(*set_current) (int ring, void *arg);
+	struct InventoryStatement *set; /* makes ring $1 (int8) current */
 	/* whether ring may be emptied now; *has_rows: whether it holds rows */
 	bool		(*due) (int ring, int next, bool *has_rows, void *arg);
 	/* empties ring (cur is current); rows removed, or -1 when it is kept */
@@ -191,7 +180,6 @@ typedef struct InventoryFnCache
 extern InventoryFnCache *InventoryCallCache(FunctionCallInfo fcinfo);
 extern void InventoryBeginCall(FunctionCallInfo fcinfo, InventoryCall *call,
 							   const char *tenant);
-extern void InventoryLockForWrite(InventoryCall *call, const char *call_name);
 extern void InventoryEndCall(InventoryCall *call);
 extern bool InventorySubtransaction(bool (*work) (void *arg), void *arg);
 extern bool InventoryTrySubtransaction(void (*work) (void *arg), void *arg,

@@ -22,7 +22,6 @@
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/lmgr.h"
 #include "storage/lock.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -653,17 +652,12 @@ static InventoryStatement claim_key_guarded = {
 
 /*
  * 0.9: the claim on the reservations' rings.  The request key is unique
- * per ring (each ring's unique index), not across the rings: the claim
- * inserts only when no ring holds the key in its snapshot, into the
- * current ring (inventory._reservation_id), and the current ring's unique
- * index settles a race with a concurrent claim of the key (DO NOTHING: the
- * second waits for the first, then inserts nothing, or raises 40001 at
- * REPEATABLE READ when it cannot see the first's row).  Two concurrent
- * claims of one key always draw the same ring: the ring changes only
- * under purge_history's SHARE lock on inventory.reservation, while no
- * claim holds its ROW EXCLUSIVE lock (ReserveLines), and a claim that
- * comes after the change takes its snapshot after it, so it sees every
- * claim made in the ring before.
+ * per ring (each ring's unique index), not across the rings, so the claim
+ * runs under the request key lock (LockRequestKey) and inserts only when
+ * no ring holds the key: a concurrent call with the same key waits for the
+ * lock, then sees the winner's row (at READ COMMITTED this statement's
+ * snapshot is taken after the lock).  The new id's ring is the current
+ * one (inventory._reservation_id).
  */
 static InventoryStatement claim_key_ringed = {
 	"claim request key",
@@ -671,8 +665,7 @@ static InventoryStatement claim_key_ringed = {
 	"(tenant, request_key, state, expires_at, version, created_at, updated_at, "
 	"request) SELECT $1, $2, 'pending', $3, 1, $4, $4, $5 "
 	"WHERE NOT EXISTS (SELECT 1 FROM inventory.reservation x "
-	"WHERE x.tenant = $1 AND x.request_key = $2) "
-	"ON CONFLICT DO NOTHING RETURNING r.id",
+	"WHERE x.tenant = $1 AND x.request_key = $2) RETURNING r.id",
 	5, {TEXTOID, TEXTOID, TIMESTAMPTZOID, TIMESTAMPTZOID, JSONBOID}, NULL, true
 };
 
@@ -682,6 +675,29 @@ static InventoryStatement key_taken = {
 	"SELECT 1 FROM inventory.reservation x WHERE x.tenant = $1 AND x.request_key = $2",
 	2, {TEXTOID, TEXTOID}, NULL, true
 };
+
+/*
+ * LockRequestKey
+ *		0.9: takes the request key lock of (tenant, key): an exclusive
+ *		advisory lock (objsubid INVENTORY_LOCK_REQUEST_KEY, classid and
+ *		objid a 64-bit hash of both) held to the end of the transaction,
+ *		or of the subtransaction if that rolls back (with the claim).  Two
+ *		keys with the same hash only wait for each other.  First in the
+ *		lock order (pg_inventory.h): taken before any row lock.
+ */
+static void
+LockRequestKey(const char *tenant, const char *key)
+{
+	LOCKTAG		tag;
+	uint64		h;
+
+	/* the tenant with its terminating zero, so that ("ab", "c") != ("a", "bc") */
+	h = hash_bytes_extended((const unsigned char *) tenant, strlen(tenant) + 1, 0);
+	h = hash_bytes_extended((const unsigned char *) key, strlen(key), h);
+	SET_LOCKTAG_ADVISORY(tag, MyDatabaseId, (uint32) (h >> 32), (uint32) h,
+						 INVENTORY_LOCK_REQUEST_KEY);
+	(void) LockAcquire(&tag, ExclusiveLock, false, false);
+}
 
 /*
  * The records of a new pending reservation: its lines, the transition
@@ -886,24 +902,13 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		nulls[4] = 'n';
 	if (call.ringed)
 	{
-		/*
-		 * ROW EXCLUSIVE on the reservations before the key is looked up:
-		 * the current ring cannot change from here until this transaction
-		 * ends (purge_history waits for this lock to switch rings), so the
-		 * check below and the claim see the same ring, and a claim made
-		 * after a switch sees every claim of the ring before
-		 * (claim_key_ringed).  The claim's own plan would take the lock
-		 * too, but only after the REPEATABLE READ check: a switch between
-		 * the two would let a snapshot older than a claim of the key in
-		 * the ring before insert it again in the next ring.
-		 */
-		InventoryLockForWrite(&call, "reserve");
+		LockRequestKey(tenant, key);
 		/*
 		 * a transaction snapshot taken before the key's winner committed
-		 * would not see it and claim the key a second time in another
-		 * ring (in the same ring, ON CONFLICT raises 40001 itself): as ON
-		 * CONFLICT does, that is a serialization failure, raised before
-		 * the claim
+		 * would not see it and claim the key a second time (in another
+		 * ring; in the same ring, the unique index would refuse it with
+		 * 23505): as ON CONFLICT does, that is a serialization failure,
+		 * raised before the claim
 		 */
 		if (IsolationUsesXactSnapshot() &&
 			InventoryRunLatest(&key_taken, values, NULL) > 0 &&
@@ -1110,7 +1115,6 @@ Transition(FunctionCallInfo fcinfo, const char *call_name, const char *tenant,
 	TimestampTz now;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, call_name);
 	if (!FetchReservation(&call, key, true, false, &res))
 		return FinishCall(&call, "not_found", NULL, false, NULL);
 
@@ -1692,7 +1696,6 @@ inventory_expire_due(PG_FUNCTION_ARGS)
 				 errdetail("The value given is %d.", max_rows)));
 
 	InventoryBeginCall(fcinfo, &call, NULL);
-	InventoryLockForWrite(&call, "expire_due");
 	pass.call = &call;
 	pass.now = InventoryNow();
 	pass.max_rows = max_rows;
@@ -1848,7 +1851,6 @@ inventory_extend(PG_FUNCTION_ARGS)
 						   timestamptz_to_str(target))));
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "extend");
 	if (!LockPendingHold(&call, key, &res, &now, &result))
 		return result;
 	if (target <= res.expires_at)
@@ -2025,7 +2027,6 @@ inventory_amend(PG_FUNCTION_ARGS)
 	InventoryParseLines(PG_GETARG_JSONB_P(2), false, &target);
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "amend");
 	if (!LockPendingHold(&call, key, &res, &now, &result))
 		return result;
 	SumBySku(&res.lines, &current);

@@ -83,6 +83,10 @@ PG_FUNCTION_INFO_V1(inventory_reservation_id);
  */
 #define RESERVATION_RINGS 4
 
+/* the top transaction (MyProc->lxid) whose current ring is ring_value */
+static LocalTransactionId ring_lxid = InvalidLocalTransactionId;
+static int16 ring_value = 0;
+
 /* Most reservations or records one call removes or moves */
 #define RETENTION_MAX_ROWS 1000000
 
@@ -321,9 +325,8 @@ RingFinished(TimestampTz cutoff, bool *has_rows)
 
 /*
  * Whether a transaction other than this one that began HISTORY_LOCK_OLD_MS
- * ago or earlier (or a prepared transaction) holds a lock in one of the
- * modes $3 (NULL: any) on one of the relations $1: one the purge would
- * wait for beyond its lock_timeout
+ * ago or earlier (or a prepared transaction) holds a lock on one of the
+ * relations $1: one the purge would wait for beyond its lock_timeout
  */
 static InventoryStatement history_ring_old_holder = {
 	"look for an old holder of a reservation ring",
@@ -333,11 +336,10 @@ static InventoryStatement history_ring_old_holder = {
 	"(SELECT d.oid FROM pg_catalog.pg_database d "
 	"WHERE d.datname = pg_catalog.current_database()) "
 	"AND l.relation = ANY ($1) AND l.granted "
-	"AND ($3 IS NULL OR l.mode = ANY ($3)) "
 	"AND l.pid IS DISTINCT FROM pg_catalog.pg_backend_pid() "
 	"AND (l.pid IS NULL OR a.xact_start IS NULL "
 	"OR a.xact_start < pg_catalog.clock_timestamp() - $2))",
-	3, {OIDARRAYOID, INTERVALOID, TEXTARRAYOID}
+	2, {OIDARRAYOID, INTERVALOID}
 };
 
 /*
@@ -364,40 +366,35 @@ static InventoryStatement history_ring_old_holder = {
 static TimestampTz history_queue_after = 0;
 
 /*
- * Whether the purge may wait in the lock queue now: not while its
- * transaction holds a ring it truncated (in this call or an earlier one of
- * the same transaction: the locks stay until the transaction ends; a call
- * holding the ring it queues for may be waiting for the truncated one: a
- * deadlock), nor during a pause.  history_holds_ring: the top transaction
- * (MyProc->lxid) truncated a ring.
+ * Whether the purge may wait in the lock queue now: not while it holds a
+ * ring it truncated in this call (a call holding the ring it queues for
+ * may be waiting for the truncated one: a deadlock), nor during a pause
  */
-static LocalTransactionId history_holds_ring_lxid = InvalidLocalTransactionId;
-#define history_holds_ring (history_holds_ring_lxid == MyProc->lxid)
+static bool history_holds_ring = false;
 
 /*
- * LockHistoryRelations
- *		Takes the n relations rels in mode, in that order (conflicts: the
- *		modes that conflict with it, as pg_locks names them, a text[]
- *		Datum; 0: every mode).  Returns false when a transaction older than
- *		HISTORY_LOCK_OLD_MS holds one in such a mode, when
- *		this call already truncated a ring, or during a pause after a
- *		timed-out wait (nothing waited for but the conditional tries);
- *		raises 55P03 when the wait passes HISTORY_LOCK_TIMEOUT_MS (or a
- *		lower lock_timeout of the caller): run it in a subtransaction.
+ * LockHistoryRing
+ *		Takes the ring's three partitions rels exclusively, in the order
+ *		calls lock them.  Returns false when a transaction older than
+ *		HISTORY_LOCK_OLD_MS holds one, when this call already truncated a
+ *		ring, or during a pause after a timed-out wait (nothing waited for
+ *		but the conditional tries); raises 55P03 when the wait passes
+ *		HISTORY_LOCK_TIMEOUT_MS (or a lower lock_timeout of the caller):
+ *		run it in a subtransaction.
  */
 static bool
-LockHistoryRelations(const Oid *rels, int n, LOCKMODE mode, Datum conflicts)
+LockHistoryRing(const Oid *rels)
 {
 	int			i;
 	int			k;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < (int) RING_TABLES; i++)
 	{
 		bool		got = false;
 
 		for (k = 0; k < HISTORY_LOCK_TRIES && !got; k++)
 		{
-			got = ConditionalLockRelationOid(rels[i], mode);
+			got = ConditionalLockRelationOid(rels[i], AccessExclusiveLock);
 			if (!got)
 			{
 				(void) WaitLatch(MyLatch, WL_LATCH_SET | WL_TIMEOUT | WL_EXIT_ON_PM_DEATH,
@@ -408,16 +405,15 @@ LockHistoryRelations(const Oid *rels, int n, LOCKMODE mode, Datum conflicts)
 		}
 		if (!got)
 		{
-			Datum		values[3];
-			char		nulls[3] = {' ', ' ', conflicts == (Datum) 0 ? 'n' : ' '};
-			Datum	   *oids = palloc(sizeof(Datum) * n);
+			Datum		values[2];
+			Datum	   *oids = palloc(sizeof(Datum) * RING_TABLES);
 			bool		isnull;
 			int			level;
 			char		timeout[32];
 
-			for (k = 0; k < n; k++)
+			for (k = 0; k < (int) RING_TABLES; k++)
 				oids[k] = ObjectIdGetDatum(rels[k]);
-			values[0] = PointerGetDatum(construct_array(oids, n, OIDOID,
+			values[0] = PointerGetDatum(construct_array(oids, RING_TABLES, OIDOID,
 														sizeof(Oid), true,
 														TYPALIGN_INT));
 			values[1] = DirectFunctionCall3(interval_in,
@@ -426,8 +422,7 @@ LockHistoryRelations(const Oid *rels, int n, LOCKMODE mode, Datum conflicts)
 											Int32GetDatum(-1));
 			if (history_holds_ring || GetCurrentTimestamp() < history_queue_after)
 				return false;
-			values[2] = conflicts;
-			InventoryRun(&history_ring_old_holder, values, nulls, SPI_OK_SELECT);
+			InventoryRun(&history_ring_old_holder, values, NULL, SPI_OK_SELECT);
 			if (DatumGetBool(InventoryResultDatum(0, 1, &isnull)))
 				return false;
 			snprintf(timeout, sizeof(timeout), "%d",
@@ -437,22 +432,11 @@ LockHistoryRelations(const Oid *rels, int n, LOCKMODE mode, Datum conflicts)
 			level = NewGUCNestLevel();
 			(void) set_config_option("lock_timeout", timeout, PGC_USERSET,
 									 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
-			LockRelationOid(rels[i], mode);
+			LockRelationOid(rels[i], AccessExclusiveLock);
 			AtEOXact_GUC(true, level);
 		}
 	}
 	return true;
-}
-
-/*
- * LockHistoryRing
- *		Takes the ring's three partitions rels exclusively, in the order
- *		calls lock them (LockHistoryRelations).
- */
-static bool
-LockHistoryRing(const Oid *rels)
-{
-	return LockHistoryRelations(rels, RING_TABLES, AccessExclusiveLock, (Datum) 0);
 }
 
 /*
@@ -559,9 +543,9 @@ TruncateHistoryRingWork(void *arg)
 	if (!RingFinished(t->cutoff, &has_rows) && has_rows)
 		return false;
 	/*
-	 * (every reservation was archived before: a row inserted since into
-	 * this ring, by a writer that drew it before it stopped being current,
-	 * is pending or changed after cutoff, which the check above refuses)
+	 * (every reservation was archived before: a row inserted since, by a
+	 * writer whose transaction kept an older current ring, is pending or
+	 * changed after cutoff, which the check above refuses)
 	 */
 	sql = psprintf("TRUNCATE inventory.reservation_ring_%d, "
 				   "inventory.reservation_line_ring_%d, inventory.reservation_transition_ring_%d",
@@ -649,7 +633,7 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
 	if (!HistoryRingSubtransaction(TruncateHistoryRingWork, &t))
 		return -1;
 	/* taken: the call holds this ring now, until its transaction ends */
-	history_holds_ring_lxid = MyProc->lxid;
+	history_holds_ring = true;
 	return t.removed;
 }
 
@@ -659,8 +643,7 @@ TruncateHistoryRing(int ring, TimestampTz cutoff, TimestampTz now,
  *		current one that is due (ops->due; next is the ring after the
  *		current one) is emptied (ops->empty); then, when the next ring is
  *		empty and the current one old enough (ops->aged), the next ring
- *		becomes current (ops->set_current, which may leave it for a later
- *		call); twice, so that a retention of 0 also empties the
+ *		becomes current; twice, so that a retention of 0 also empties the
  *		ring that was current.  While another purge of the table holds its
  *		purge lock (advisory, objsubid ops->purge_lock, to its transaction's
  *		end), it does nothing: two could each hold one ring exclusively and
@@ -684,6 +667,7 @@ InventoryPurgeRings(const InventoryRingOps *ops, void *arg)
 		int			next = (cur + 1) % ops->rings;
 		bool		next_empty = true;
 		int			k;
+		Datum		value;
 
 		for (k = 1; k < ops->rings; k++)
 		{
@@ -706,8 +690,10 @@ InventoryPurgeRings(const InventoryRingOps *ops, void *arg)
 			}
 			removed += n;
 		}
-		if (!next_empty || !ops->aged(cur, arg) || !ops->set_current(next, arg))
+		if (!next_empty || !ops->aged(cur, arg))
 			break;
+		value = Int64GetDatum((int64) next);
+		InventoryRun(ops->set, &value, NULL, SPI_OK_SELECT);
 		cur = next;
 	}
 	return removed;
@@ -716,8 +702,6 @@ InventoryPurgeRings(const InventoryRingOps *ops, void *arg)
 /* What purge_history on the rings works with */
 typedef struct HistoryPurge
 {
-	Oid			reservation;	/* inventory.reservation */
-	int			next;			/* the ring to make current (the switch) */
 	TimestampTz cutoff;			/* finished before it: due */
 	TimestampTz half_cutoff;	/* the current ring made before it: aged */
 	TimestampTz now;
@@ -759,70 +743,9 @@ HistoryRingAged(int cur, void *arg)
 	return !isnull && DatumGetTimestampTz(first) < h->half_cutoff;
 }
 
-/*
- * The switch in its subtransaction: SHARE on inventory.reservation
- * (LockHistoryRelations: conditional tries, then at most a short wait in
- * the lock queue, not behind an old or prepared holder of a mode SHARE
- * conflicts with, share_conflicts: the calls' ACCESS SHARE does not count),
- * which waits for every transaction that holds ROW EXCLUSIVE on it (every
- * reserve since its claim, and every other change of a reservation) and
- * keeps new ones waiting; then the sequence, whose change is seen at once;
- * then the lock goes (nothing else needs it).
- */
-static const char *share_conflicts[] = {
-	"RowExclusiveLock", "ShareUpdateExclusiveLock", "ShareRowExclusiveLock",
-	"ExclusiveLock", "AccessExclusiveLock"
-};
-
-static bool
-SwitchHistoryRingWork(void *arg)
-{
-	HistoryPurge *h = (HistoryPurge *) arg;
-	Datum		value = Int64GetDatum((int64) h->next);
-	LOCKTAG		tag;
-
-	/*
-	 * not when the caller's own transaction changed reservations (a
-	 * reserve before purge_history in one transaction): its lock does not
-	 * stop this one, and its claims would stay in flight in the ring before
-	 */
-	SET_LOCKTAG_RELATION(tag, MyDatabaseId, h->reservation);
-	if (LockHeldByMe(&tag, RowExclusiveLock))
-		return false;
-	if (!LockHistoryRelations(&h->reservation, 1, ShareLock,
-							  InventoryTextArray(share_conflicts,
-												 lengthof(share_conflicts))))
-		return false;
-
-	InventoryRun(&history_ring_set, &value, NULL, SPI_OK_SELECT);
-	UnlockRelationOid(h->reservation, ShareLock);
-	return true;
-}
-
-/*
- * ops->set_current of the reservations' rings: the switch
- * (SwitchHistoryRingWork) while no claim is in flight.  A request key is
- * unique per ring only: two claims of one key in flight in two rings
- * would both insert.  With the switch under this lock, claims of one key
- * that overlap draw the same ring (its unique index then settles them),
- * and a claim after the switch takes its snapshot after it, so it sees
- * every claim of the ring before (reserve, claim_key_ringed).  False when
- * the lock was not got (a transaction older than HISTORY_LOCK_OLD_MS, or a
- * prepared one, holds it; the wait timed out; this call truncated a ring):
- * the switch is left for a later call.
- */
-static bool
-HistoryRingSetCurrent(int ring, void *arg)
-{
-	HistoryPurge *h = (HistoryPurge *) arg;
-
-	h->next = ring;
-	return HistoryRingSubtransaction(SwitchHistoryRingWork, h);
-}
-
 static const InventoryRingOps history_rings = {
 	RESERVATION_RINGS, INVENTORY_LOCK_HISTORY_PURGE,
-	&history_ring_current, HistoryRingSetCurrent,
+	&history_ring_current, &history_ring_set,
 	HistoryRingDue, HistoryRingEmpty, HistoryRingAged
 };
 
@@ -890,8 +813,7 @@ inventory_purge_history(PG_FUNCTION_ARGS)
 		half = DatumGetIntervalP(DirectFunctionCall2(interval_div,
 													 IntervalPGetDatum(older_than),
 													 Float8GetDatum(2.0)));
-		h.reservation = call.reservation;
-		h.next = 0;
+		history_holds_ring = false;
 		h.cutoff = DatumGetTimestampTz(Cutoff(now, older_than));
 		h.half_cutoff = DatumGetTimestampTz(Cutoff(now, half));
 		h.now = now;
@@ -955,12 +877,10 @@ inventory_archive_ledger(PG_FUNCTION_ARGS)
  *		inventory.reservation_id_seq and inventory.reservation_ring
  *
  * The next value of id_sequence times RESERVATION_RINGS plus the current
- * ring: ring_sequence's last value (0 when never set), read at each
- * reservation (the INSERT holds ROW EXCLUSIVE on inventory.reservation,
- * under which the ring does not change; a value kept from an earlier
- * statement could be from before a switch, if that statement's lock went
- * with a rolled-back subtransaction).  So the id names its ring (id % 4)
- * and ids grow in the order they are drawn.  Any ring is safe to write to: purge_history
+ * ring: ring_sequence's last value (0 when never set), read at the first
+ * reservation of a top transaction and kept for its later ones, as
+ * _outbox_ring does.  So the id names its ring (id % 4) and ids grow in the
+ * order they are drawn.  Any ring is safe to write to: purge_history
  * truncates a ring only while it holds the ring's partitions exclusively,
  * so never under a writer that has not committed, and only when every
  * reservation in it finished before the retention.  Runs as the caller of
@@ -973,16 +893,20 @@ Datum
 inventory_reservation_id(PG_FUNCTION_ARGS)
 {
 	int64		n;
-	bool		isnull;
-	int64		ring = InventorySequenceLastValue(PG_GETARG_OID(1), &isnull);
 
-	if (ring < 0 || ring >= RESERVATION_RINGS)
-		ring = 0;
+	if (ring_lxid != MyProc->lxid)
+	{
+		bool		isnull;
+		int64		ring = InventorySequenceLastValue(PG_GETARG_OID(1), &isnull);
+
+		ring_value = (int16) ((ring >= 0 && ring < RESERVATION_RINGS) ? ring : 0);
+		ring_lxid = MyProc->lxid;
+	}
 	n = nextval_internal(PG_GETARG_OID(0), true);
 	if (n < 0 || n > (PG_INT64_MAX - (RESERVATION_RINGS - 1)) / RESERVATION_RINGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("reservation id out of range: sequence value " INT64_FORMAT " times %d",
 						n, RESERVATION_RINGS)));
-	PG_RETURN_INT64(n * RESERVATION_RINGS + ring);
+	PG_RETURN_INT64(n * RESERVATION_RINGS + ring_value);
 }

@@ -1828,7 +1828,6 @@ inventory_set_stock_slots(PG_FUNCTION_ARGS)
 				 errdetail("The value given is %d.", slots)));
 
 	InventoryBeginCall(fcinfo, &call, tenant);
-	InventoryLockForWrite(&call, "set_stock_slots");
 	layout = call.located ? &located_layout : &unlocated_layout;
 	now = InventoryNow();
 	values[0] = CStringGetTextDatum(tenant);

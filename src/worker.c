@@ -1664,20 +1664,6 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 	if (SPI_execute("SELECT pg_catalog.set_config('lock_timeout', '"
 					AUTO_SLOTS_LOCK_TIMEOUT "', true)", false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "setting lock_timeout failed");
-	/*
-	 * 0.9 on: ROW EXCLUSIVE on the reservations before the SKU's row, as
-	 * set_stock_slots and every call that locks rows take it first (lock
-	 * order 0, pg_inventory.h): the SKU's row held while that lock waits
-	 * behind a ring switch would stall the reserves the switch waits for
-	 */
-	{
-		Oid			nsp = get_namespace_oid("inventory", false);
-		Oid			reservation = get_relname_relid("reservation", nsp);
-
-		if (OidIsValid(get_relname_relid("reservation_ring", nsp)) &&
-			OidIsValid(reservation))
-			LockRelationOid(reservation, RowExclusiveLock);
-	}
 	if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
 							  "WHERE k.tenant = $1 AND k.sku = $2 FOR NO KEY UPDATE",
 							  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)

@@ -4,7 +4,7 @@
 -- It does the same durable work as inventory.reserve / reserve_lines, on the
 -- same inventory tables: tenant authorisation against
 -- inventory.tenant_member, the idempotency claim of (tenant, request_key)
--- across the reservations' rings as the extension makes it
+-- under a lock on the key, as the extension's on the reservations' rings
 -- (0.9; a replay returns the stored outcome, another payload raises IN001), the stock rows locked in sku order, all lines held
 -- or none (a shortfall stores the rejection), the lines, the transition
 -- NULL -> pending and the reservation.reserved outbox event with the
@@ -68,17 +68,14 @@ BEGIN
 	END IF;
 
 	-- claim the key: unique per ring of the reservations (0.9), kept once
-	-- across the rings as the extension does: ROW EXCLUSIVE on the
-	-- reservations first (the ring does not change under it), then an
-	-- insert when no ring holds the key, the ring's unique index settling
-	-- a race
-	LOCK TABLE ONLY inventory.reservation IN ROW EXCLUSIVE MODE;
+	-- across the rings by a lock on (tenant, key), as the extension does
+	PERFORM pg_catalog.pg_advisory_xact_lock(
+		pg_catalog.hashtextextended(p_tenant || pg_catalog.chr(1) || p_key, 0));
 	INSERT INTO inventory.reservation AS r
 		(tenant, request_key, state, expires_at, version, created_at, updated_at)
 	SELECT p_tenant, p_key, 'pending', v_expires, 1, v_now, v_now
 	 WHERE NOT EXISTS (SELECT 1 FROM inventory.reservation x
 					   WHERE x.tenant = p_tenant AND x.request_key = p_key)
-	ON CONFLICT DO NOTHING
 	RETURNING r.id INTO v_id;
 
 	IF v_id IS NULL THEN
@@ -197,17 +194,14 @@ BEGIN
 	END IF;
 
 	-- claim the key: unique per ring of the reservations (0.9), kept once
-	-- across the rings as the extension does: ROW EXCLUSIVE on the
-	-- reservations first (the ring does not change under it), then an
-	-- insert when no ring holds the key, the ring's unique index settling
-	-- a race
-	LOCK TABLE ONLY inventory.reservation IN ROW EXCLUSIVE MODE;
+	-- across the rings by a lock on (tenant, key), as the extension does
+	PERFORM pg_catalog.pg_advisory_xact_lock(
+		pg_catalog.hashtextextended(p_tenant || pg_catalog.chr(1) || p_key, 0));
 	INSERT INTO inventory.reservation AS r
 		(tenant, request_key, state, expires_at, version, created_at, updated_at)
 	SELECT p_tenant, p_key, 'pending', v_expires, 1, v_now, v_now
 	 WHERE NOT EXISTS (SELECT 1 FROM inventory.reservation x
 					   WHERE x.tenant = p_tenant AND x.request_key = p_key)
-	ON CONFLICT DO NOTHING
 	RETURNING r.id INTO v_id;
 
 	IF v_id IS NULL THEN

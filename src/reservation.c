@@ -28,6 +28,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
+#include "utils/timestamp.h"
 #include "utils/uuid.h"
 
 #include "allocate.h"
@@ -47,6 +48,9 @@ PG_FUNCTION_INFO_V1(inventory_amend);
 
 /* The statement of a call's schema generation: name, or name_located (0.5) */
 #define STMT(call, name) ((call)->located ? &name##_located : &name)
+
+static char *EventTime(TimestampTz t);
+static void NewEventIds(pg_uuid_t *uuids, int n);
 
 /*
  * The state machine: which call moves a reservation from which state to
@@ -754,6 +758,28 @@ static InventoryStatement record_reserved_located = {
 };
 
 /*
+ * 0.5: the same for one line, with the event built in C (ReservedEvent):
+ * the same rows, without unnest, jsonb_agg and to_char in the statement
+ * (issue #12: the CPU of a single-line reserve).  $1 id, $2 sku, $3
+ * quantity, $4 actor, $5 clock, $6 tenant, $7 location, $8 event id, $9
+ * payload.
+ */
+static InventoryStatement record_reserved_one = {
+	"record reservation",
+	"WITH l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity, location) "
+	"VALUES ($1, $6, $2, $3, $7)), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"VALUES ($1, NULL, 'pending', NULL, $4, 1, $5)) "
+	"INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"VALUES ($8, 'reservation.reserved', $6, $1, $9, $5)",
+	9, {INT8OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
+	TEXTOID, UUIDOID, JSONBOID}, NULL, true
+};
+
+/*
  * The stored insufficient outcome: state rejected, the requested lines and
  * the transition NULL -> rejected (no event: nothing moved).  $1 id, $2
  * skus, $3 quantities, $4 actor, $5 clock.
@@ -794,6 +820,48 @@ static InventoryStatement record_rejected_located = {
 	7, {INT8OID, TEXTARRAYOID, INT4ARRAYOID, TEXTOID, TIMESTAMPTZOID,
 	TEXTARRAYOID, INT8ARRAYOID}, NULL, true
 };
+
+/*
+ * ReservedEvent
+ *		The payload of the reservation.reserved event of a new single-line
+ *		reservation (schema 0.5 on), as RESERVATION_EVENT_LOCATED with
+ *		GIVEN_LINES_JSON_LOCATED writes it (the same keys and values; jsonb
+ *		orders the keys): event_id, event_type, tenant, request_key,
+ *		reservation_id, state "pending", version 1, lines [{sku, location,
+ *		quantity}], reason null, expires_at and occurred_at (now) in UTC.
+ */
+static Datum
+ReservedEvent(const pg_uuid_t *event_id, const char *tenant, const char *key,
+			  int64 id, const InventoryLine *line, TimestampTz expires_at,
+			  TimestampTz now)
+{
+	JsonbParseState *state = NULL;
+	JsonbValue *result;
+
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	PushString(&state, "event_id",
+			   DatumGetCString(DirectFunctionCall1(uuid_out,
+												   UUIDPGetDatum(event_id))));
+	PushString(&state, "event_type", "reservation.reserved");
+	PushString(&state, "tenant", tenant);
+	PushString(&state, "request_key", key);
+	PushInt64(&state, "reservation_id", id);
+	PushString(&state, "state", "pending");
+	PushInt64(&state, "version", 1);
+	PushKey(&state, "lines");
+	pushJsonbValue(&state, WJB_BEGIN_ARRAY, NULL);
+	pushJsonbValue(&state, WJB_BEGIN_OBJECT, NULL);
+	PushString(&state, "sku", line->sku);
+	PushString(&state, "location", line->location);
+	PushInt64(&state, "quantity", line->quantity);
+	pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	pushJsonbValue(&state, WJB_END_ARRAY, NULL);
+	PushString(&state, "reason", NULL);
+	PushString(&state, "expires_at", EventTime(expires_at));
+	PushString(&state, "occurred_at", EventTime(now));
+	result = pushJsonbValue(&state, WJB_END_OBJECT, NULL);
+	return JsonbPGetDatum(JsonbValueToJsonb(result));
+}
 
 /* The locations of the lines as a text[] Datum (NULL elements allowed) */
 static Datum
@@ -1014,16 +1082,39 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	if (sufficient)
 	{
 		values[5] = CStringGetTextDatum(tenant);
-		values[6] = CStringGetTextDatum(key);
-		values[7] = TimestampTzGetDatum(res.expires_at);
-		if (call.located)
-			values[8] = LocationArray(&res.lines);
+		if (call.located && res.lines.count == 1)
+		{
+			pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
+
+			NewEventIds(event_id, 1);
+			values[1] = CStringGetTextDatum(res.lines.items[0].sku);
+			values[2] = Int32GetDatum(res.lines.items[0].quantity);
+			if (res.lines.items[0].location != NULL)
+				values[6] = CStringGetTextDatum(res.lines.items[0].location);
+			else
+				nulls[6] = 'n';
+			values[7] = UUIDPGetDatum(event_id);
+			values[8] = ReservedEvent(event_id, tenant, key, res.id,
+									  &res.lines.items[0], res.expires_at,
+									  now);
+			if (InventoryRun(&record_reserved_one, values, nulls,
+							 SPI_OK_INSERT) != 1)
+				elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
+					 res.id);
+		}
 		else
-			nulls[8] = 'n';
-		if (InventoryRun(STMT(&call, record_reserved), values, nulls,
-						 SPI_OK_INSERT) != 1)
-			elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
-				 res.id);
+		{
+			values[6] = CStringGetTextDatum(key);
+			values[7] = TimestampTzGetDatum(res.expires_at);
+			if (call.located)
+				values[8] = LocationArray(&res.lines);
+			else
+				nulls[8] = 'n';
+			if (InventoryRun(STMT(&call, record_reserved), values, nulls,
+							 SPI_OK_INSERT) != 1)
+				elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
+					 res.id);
+		}
 		res.state = "pending";
 		res.has_expiry = true;
 	}
@@ -1318,18 +1409,51 @@ typedef struct ExpirePass
 
 /*
  * A timestamp as the events write it: to_char(t AT TIME ZONE 'UTC',
- * 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') (the same function, on the same value:
- * at UTC a timestamptz is its timestamp); NULL where to_char gives NULL.
+ * 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') (at UTC a timestamptz is its
+ * timestamp); NULL where to_char gives NULL (infinity).  Years 1 to 9999
+ * are formatted here, as to_char formats them (four-digit year, two-digit
+ * fields, six-digit microseconds); other years go through to_char itself
+ * (it writes more digits, and BC years its own way): the per-event cost
+ * of reserve and expire_due (issue #12) without a second format.
  */
 static char *
 EventTime(TimestampTz t)
 {
+	struct pg_tm tm;
+	fsec_t		fsec;
+
 	if (TIMESTAMP_NOT_FINITE(t))
 		return NULL;
+	if (timestamp2tm((Timestamp) t, NULL, &tm, &fsec, NULL, NULL) == 0 &&
+		tm.tm_year >= 1 && tm.tm_year <= 9999)
+		return psprintf("%04d-%02d-%02dT%02d:%02d:%02d.%06dZ", tm.tm_year,
+						tm.tm_mon, tm.tm_mday, tm.tm_hour, tm.tm_min,
+						tm.tm_sec, (int) fsec);
 	return TextDatumGetCString(DirectFunctionCall2Coll(timestamp_to_char,
 													   DEFAULT_COLLATION_OID,
 													   TimestampGetDatum((Timestamp) t),
 													   CStringGetTextDatum("YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"")));
+}
+
+/*
+ * A new event id in *uuid, as gen_random_uuid() makes one (version 4,
+ * variant RFC 4122), from n random ids in uuids; ERROR (XX000) when the
+ * system has no random bytes to give
+ */
+static void
+NewEventIds(pg_uuid_t *uuids, int n)
+{
+	int			i;
+
+	if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * n))
+		ereport(ERROR,
+				(errcode(ERRCODE_INTERNAL_ERROR),
+				 errmsg("could not generate random values")));
+	for (i = 0; i < n; i++)
+	{
+		uuids[i].data[6] = (uuids[i].data[6] & 0x0f) | 0x40;
+		uuids[i].data[8] = (uuids[i].data[8] & 0x3f) | 0x80;
+	}
 }
 
 /* A text column of the current result, NULL when null */
@@ -1381,10 +1505,7 @@ WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 		int			m = 0;
 		Datum		values[5];
 
-		if (!pg_strong_random(uuids, sizeof(pg_uuid_t) * cap))
-			ereport(ERROR,
-					(errcode(ERRCODE_INTERNAL_ERROR),
-					 errmsg("could not generate random values")));
+		NewEventIds(uuids, cap);
 		for (; row < n && m < cap; m++)
 		{
 			JsonbParseState *state = NULL;
@@ -1395,9 +1516,6 @@ WriteExpiredEvents(InventoryCall *call, uint64 n, TimestampTz now,
 			bool		no_expiry;
 			Datum		expires_at = InventoryResultDatum(row, 5, &no_expiry);
 
-			/* as gen_random_uuid(): version 4, variant RFC 4122 */
-			uuid->data[6] = (uuid->data[6] & 0x0f) | 0x40;
-			uuid->data[8] = (uuid->data[8] & 0x3f) | 0x80;
 			ids[count++] = id;
 			tenants[m] = ResultCString(row, 2);
 			event_ids[m] = UUIDPGetDatum(uuid);

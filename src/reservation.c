@@ -947,6 +947,7 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	InventoryLines rejection = {0, 0, NULL};
 	bool		claimed = false;
 	int			attempt;
+	InventoryHoldResult fast = INVENTORY_HOLD_NOT_TAKEN;
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	if (!call.located && PinsLocation(lines))
@@ -1050,22 +1051,58 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 			for (i = 0; i < nfirst; i++)
 				first[i] = TextDatumGetCString(names[i]);
 		}
-		if (nfirst == 1 && !PinsLocation(lines))
+		if (nfirst == 1 && !PinsLocation(lines) && call.guarded &&
+			lines->count == 1)
 		{
-			/* one active location and no pin: the policy is that location */
-			policy.count = 1;
-			policy.names = palloc(sizeof(char *));
-			policy.names[0] = first[0];
-			policy.active = palloc(sizeof(bool));
-			policy.active[0] = true;
-			policy.priority = palloc0(sizeof(int32));
-			policy.allow_split = false;
+			/*
+			 * One line, one active location, no pin (0.6 on): the take
+			 * and the records in one statement when a free slot holds
+			 * enough; else the usual path below
+			 */
+			InventoryLine *line = palloc(sizeof(InventoryLine));
+			pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
+
+			*line = lines->items[0];
+			line->location = first[0];
+			NewEventIds(event_id, 1);
+			fast = InventoryHoldOneRecorded(tenant, line, now, res.id,
+											call.actor,
+											UUIDPGetDatum(event_id),
+											ReservedEvent(event_id, tenant,
+														  key, res.id, line,
+														  res.expires_at,
+														  now));
+			if (fast != INVENTORY_HOLD_NOT_TAKEN)
+			{
+				held.count = 1;
+				held.total = line->quantity;
+				held.items = line;
+			}
+		}
+		if (fast != INVENTORY_HOLD_NOT_TAKEN)
+		{
+			sufficient = true;
+			res.lines = held;
 		}
 		else
-			InventoryReadPolicy(tenant, &policy);
-		sufficient = InventoryAllocate(&call, lines, &policy, &held,
-									   &rejection, now);
-		res.lines = sufficient ? held : rejection;
+		{
+			if (nfirst == 1 && !PinsLocation(lines))
+			{
+				/* one active location and no pin: the policy is that location */
+				policy.count = 1;
+				policy.names = palloc(sizeof(char *));
+				policy.names[0] = first[0];
+				policy.active = palloc(sizeof(bool));
+				policy.active[0] = true;
+				policy.priority = palloc0(sizeof(int32));
+				policy.allow_split = false;
+			}
+			else
+				InventoryReadPolicy(tenant, &policy);
+			sufficient = InventoryAllocate(&call, lines, &policy, &held,
+										   &rejection, now);
+			res.lines = sufficient ? held : rejection;
+		}
 	}
 	else
 		sufficient = call.storage->hold(tenant, lines, now);
@@ -1079,7 +1116,13 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	values[2] = InventoryQuantityArray(&res.lines, INT4OID);
 	values[3] = CStringGetTextDatum(call.actor);
 	values[4] = TimestampTzGetDatum(now);
-	if (sufficient)
+	if (sufficient && fast == INVENTORY_HOLD_RECORDED)
+	{
+		/* written with the take */
+		res.state = "pending";
+		res.has_expiry = true;
+	}
+	else if (sufficient)
 	{
 		values[5] = CStringGetTextDatum(tenant);
 		if (call.located && res.lines.count == 1)

@@ -118,6 +118,20 @@ typedef struct InventorySellable
 	int64		sellable;		/* available beyond the safety stock, >= 0 */
 } InventorySellable;
 
+/* What InventoryHoldOneRecorded did */
+typedef enum InventoryHoldResult
+{
+	INVENTORY_HOLD_NOT_TAKEN,	/* no free slot held enough: nothing changed */
+	INVENTORY_HOLD_TAKEN,		/* held, the level checked, not recorded */
+	INVENTORY_HOLD_RECORDED		/* held and recorded */
+} InventoryHoldResult;
+
+extern InventoryHoldResult InventoryHoldOneRecorded(const char *tenant,
+													const InventoryLine *line,
+													TimestampTz now, int64 id,
+													const char *actor,
+													Datum event_id,
+													Datum payload);
 extern bool InventoryHoldLocked(const char *tenant,
 								const InventoryLines *lines, TimestampTz now);
 extern int	InventoryLockSellable(const char *tenant, int nskus,

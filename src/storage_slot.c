@@ -1166,6 +1166,111 @@ HoldLines(const SlotLayout *layout, const char *tenant,
 	return true;
 }
 
+/*
+ * 0.6 on (slot guards): a single-line reserve's take and records in one
+ * statement (issue #12: the CPU of a call).  The take is
+ * take_one_slot_guarded's, from available to reserved of (tenant $1, sku
+ * $2) at location $3, $4 units ($10 the same as int4), clock $5; the
+ * records are record_reserved_one's (reservation.c): the line, the
+ * transition NULL -> pending of reservation $6 by actor $7, and the
+ * reservation.reserved event $8 with payload $9.  The records are written
+ * only when the take cannot have changed the stock level (available after
+ * it above level_watch, as LevelMayChange says): otherwise the caller
+ * checks the level first and records afterwards, so that a stock level
+ * event comes before the reservation's event as on the other paths.
+ * Returns the slot, its available units after the take and its
+ * level_watch; no row: no free slot holds enough, and nothing changed.
+ */
+static InventoryStatement take_one_slot_recorded = {
+	"take units from one free slot and record the reservation",
+	"WITH p AS MATERIALIZED (SELECT p.slot FROM inventory.stock_slot p "
+	"WHERE p.tenant = $1 AND p.sku = $2 AND p.location = $3 "
+	"AND p.available - p.keep_units >= $4 "
+	"ORDER BY p.slot LIMIT 1 FOR UPDATE SKIP LOCKED), "
+	"s AS (UPDATE inventory.stock_slot s SET available = s.available - $4, "
+	"reserved = s.reserved + $4, updated_at = $5 "
+	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $3 "
+	"AND s.slot = p.slot RETURNING s.slot, s.available, s.level_watch), "
+	"r AS MATERIALIZED (SELECT 1 FROM s WHERE s.available > s.level_watch), "
+	"l AS (INSERT INTO inventory.reservation_line "
+	"(reservation_id, tenant, sku, quantity, location) "
+	"SELECT $6, $1, $2, $10, $3 FROM r), "
+	"t AS (INSERT INTO inventory.reservation_transition "
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
+	"SELECT $6, NULL, 'pending', NULL, $7, 1, $5 FROM r), "
+	"o AS (INSERT INTO inventory.outbox "
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
+	"SELECT $8, 'reservation.reserved', $1, $6, $9, $5 FROM r) "
+	"SELECT s.slot, s.available, s.level_watch FROM s",
+	10, {TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8OID, TEXTOID,
+	UUIDOID, JSONBOID, INT4OID}, NULL, true
+};
+
+typedef struct TakeRecorded
+{
+	Datum		values[10];
+	bool		level_may_change;	/* out */
+} TakeRecorded;
+
+static bool
+TakeRecordedWork(void *arg)
+{
+	TakeRecorded *t = (TakeRecorded *) arg;
+
+	InventoryFaultPoint("slot_take");
+	if (InventoryRun(&take_one_slot_recorded, t->values, NULL,
+					 SPI_OK_SELECT) != 1)
+		return false;
+	t->level_may_change = LevelMayChange(COUNTER_AVAILABLE, COUNTER_RESERVED);
+	return true;
+}
+
+/*
+ * InventoryHoldOneRecorded
+ *		0.6 on: holds line (its location set) of reservation id for tenant
+ *		from one free slot that holds enough, as the fast path of
+ *		HoldLines does (in a subtransaction, rolled back with any row lock
+ *		when no free slot holds enough), and in the same statement writes
+ *		the reservation's line, its transition NULL -> pending by actor and
+ *		its reservation.reserved event (event_id, payload jsonb) unless the
+ *		take may have changed the stock level (then the level is checked
+ *		here and the caller records).  Returns INVENTORY_HOLD_NOT_TAKEN
+ *		(nothing changed: the caller takes the usual path, which waits for
+ *		a slot or locks them all), INVENTORY_HOLD_RECORDED or
+ *		INVENTORY_HOLD_TAKEN (held, level checked, not recorded).
+ */
+InventoryHoldResult
+InventoryHoldOneRecorded(const char *tenant, const InventoryLine *line,
+						 TimestampTz now, int64 id, const char *actor,
+						 Datum event_id, Datum payload)
+{
+	TakeRecorded t;
+
+	Assert(slot_guards && line->location != NULL);
+	t.values[0] = CStringGetTextDatum(tenant);
+	t.values[1] = CStringGetTextDatum(line->sku);
+	t.values[2] = CStringGetTextDatum(line->location);
+	t.values[3] = Int64GetDatum((int64) line->quantity);
+	t.values[4] = TimestampTzGetDatum(now);
+	t.values[5] = Int64GetDatum(id);
+	t.values[6] = CStringGetTextDatum(actor);
+	t.values[7] = event_id;
+	t.values[8] = payload;
+	t.values[9] = Int32GetDatum(line->quantity);
+	t.level_may_change = false;
+	if (!InventorySubtransaction(TakeRecordedWork, &t))
+		return INVENTORY_HOLD_NOT_TAKEN;
+	if (!t.level_may_change)
+		return INVENTORY_HOLD_RECORDED;
+	{
+		const char *sku = line->sku;
+		const char *location = line->location;
+
+		InventoryCheckLevels(1, &tenant, &sku, &location, now);
+	}
+	return INVENTORY_HOLD_TAKEN;
+}
+
 static bool
 SlotHold(const char *tenant, const InventoryLines *lines, TimestampTz now)
 {

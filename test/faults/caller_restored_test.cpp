@@ -413,12 +413,13 @@ TEST(FaultMatrix, CallerRestoredAfterStatementTimeoutOnHeldSlots) {
 }
 
 // Row 6d: the slot table share-locked by another session: the fast path's
-// statement waits inside the internal subtransaction.
+// statement (for a single-line reserve, the take with the records) waits
+// inside the internal subtransaction.
 TEST(FaultMatrix, CallerRestoredAfterCancelInsideSlotFastPath) {
   PGI_REQUIRE(server);
   run({"fast_cancel", Blocker::slot_table, Breaker::cancel, Catch::savepoint,
        "57014", "canceling statement due to user request",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }
 
@@ -427,7 +428,7 @@ TEST(FaultMatrix, CallerRestoredAfterStatementTimeoutInsideSlotFastPath) {
   run({"fast_stmt_timeout", Blocker::slot_table, Breaker::statement_timeout,
        Catch::savepoint, "57014",
        "canceling statement due to statement timeout",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }
 
@@ -435,7 +436,7 @@ TEST(FaultMatrix, CallerRestoredAfterLockTimeoutInsideSlotFastPath) {
   PGI_REQUIRE(server);
   run({"fast_lock_timeout", Blocker::slot_table, Breaker::lock_timeout,
        Catch::savepoint, "55P03", "canceling statement due to lock timeout",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }
 
@@ -468,7 +469,7 @@ TEST(FaultMatrix, CallerRestoredInPlpgsqlAfterCancelInsideSlotFastPath) {
   PGI_REQUIRE(server);
   run({"plpgsql_fast_cancel", Blocker::slot_table, Breaker::cancel,
        Catch::plpgsql, "57014", "canceling statement due to user request",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }
 
@@ -478,7 +479,7 @@ TEST(FaultMatrix,
   run({"plpgsql_fast_stmt_timeout", Blocker::slot_table,
        Breaker::statement_timeout, Catch::plpgsql, "57014",
        "canceling statement due to statement timeout",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }
 
@@ -486,6 +487,6 @@ TEST(FaultMatrix, CallerRestoredInPlpgsqlAfterLockTimeoutInsideSlotFastPath) {
   PGI_REQUIRE(server);
   run({"plpgsql_fast_lock_timeout", Blocker::slot_table, Breaker::lock_timeout,
        Catch::plpgsql, "55P03", "canceling statement due to lock timeout",
-       "pg_inventory statement \"take units from one free slot\"",
+       "pg_inventory statement \"take units from one free slot and record the reservation\"",
        "Lock:relation"});
 }

@@ -109,6 +109,7 @@
 #include "utils/guc.h"
 #include "utils/memutils.h"
 #include "utils/snapmgr.h"
+#include "utils/timeout.h"
 #include "utils/timestamp.h"
 
 #include "pg_inventory.h"
@@ -1387,22 +1388,26 @@ WorkerNoExtension(bool ran)
  */
 #define AUTO_SLOTS_TRACKED	1024	/* SKUs followed at most */
 /*
- * How long a slot change waits for a lock.  A merge comes when nobody has
- * waited for minutes, so a wait means a transaction left open on a slot:
- * AUTO_SLOTS_MERGE_LOCK_TIMEOUT, short, as it must not stall the worker's
- * expiry.  A split is for callers queued on the slot, and joins the end of
- * their queue: 64 buyers on one slot at 100 commits a second hold it for
- * 0.6 s before the worker's turn comes (the bench's flash sale, where a
- * 200 ms wait never got through), so it waits AUTO_SLOTS_SPLIT_LOCK_TIMEOUT.
- * After a failed change the SKU is left alone for
- * AUTO_SLOTS_FIRST_RETRY_USECS, doubled after each further failure up to
- * AUTO_SLOTS_RETRY_USECS: while the rush lasts the next try comes within
- * seconds; a transaction left open on the slot costs a few tries, then one
- * every 30 s (at most 2 s of the worker's time each)
+ * How long a slot change may wait, in all (AutoSlotChange).  A merge comes
+ * when nobody has waited for minutes, so a wait means a transaction left
+ * open on a slot: AUTO_SLOTS_MERGE_WAIT_MS, short, as it must not stall
+ * the worker's expiry.  A split is for callers queued on the slot, and
+ * joins the end of their queue: 64 buyers on one slot at 100 commits a
+ * second hold it for 0.6 s before the worker's turn comes (the bench's
+ * flash sale, where a 200 ms wait never got through), so it may wait
+ * AUTO_SLOTS_SPLIT_WAIT_MS.  After a failed change the SKU is left alone
+ * for AUTO_SLOTS_FIRST_RETRY_USECS, doubled after each further failure up
+ * to AUTO_SLOTS_RETRY_USECS: while the rush lasts the next try comes
+ * within seconds; a transaction left open on the slot costs a few tries,
+ * then one every 30 s.  One round of slotting starts no change after
+ * AUTO_SLOTS_ROUND_USECS (the rest wait for the next round, after an
+ * expiry pass when one is due), so many blocked SKUs never hold expiry
+ * back for more than about 2 s + 2 s.
  */
-#define AUTO_SLOTS_SPLIT_LOCK_TIMEOUT	"2s"
-#define AUTO_SLOTS_MERGE_LOCK_TIMEOUT	"200ms"
+#define AUTO_SLOTS_SPLIT_WAIT_MS	2000
+#define AUTO_SLOTS_MERGE_WAIT_MS	200
 #define AUTO_SLOTS_FIRST_RETRY_USECS	USECS_PER_SEC
+#define AUTO_SLOTS_ROUND_USECS	(2 * USECS_PER_SEC)
 #define AUTO_SLOTS_RETRY_USECS	(30 * USECS_PER_SEC)
 
 typedef struct AutoSlotSku
@@ -1430,6 +1435,7 @@ AutoSlotRetryLater(AutoSlotSku *e, TimestampTz now)
 
 static AutoSlotSku auto_slot_skus[AUTO_SLOTS_TRACKED];
 static int64 auto_slot_samples = 0;
+static int	auto_slot_cursor = 0;	/* where the next round of changes starts */
 static SPIPlanPtr auto_locks_plan = NULL;
 
 /*
@@ -1595,13 +1601,17 @@ AutoSlotSample(TimestampTz now)
 	ExecDropSingleTupleTableSlot(slot);
 	table_close(rel, AccessShareLock);
 
-	/* a SKU not split by us that missed a sample starts again */
+	/*
+	 * a SKU not split by us that missed a sample starts again (its streak
+	 * does anyway), unless a failed split is backing off: then it keeps
+	 * its backoff until the next try is due
+	 */
 	for (k = 0; k < AUTO_SLOTS_TRACKED; k++)
 	{
 		AutoSlotSku *e = &auto_slot_skus[k];
 
 		if (e->tenant != NULL && e->split_to == 0 &&
-			e->last_sample < auto_slot_samples)
+			e->last_sample < auto_slot_samples && now >= e->retry_after)
 			AutoSlotForget(e);
 	}
 	return true;
@@ -1656,10 +1666,14 @@ AutoSlotAllowed(Datum *args, bool split)
  *		from to to by inventory.set_stock_slots, after locking the SKU's
  *		catalog row as set_stock_slots does first (FOR NO KEY UPDATE, the
  *		same lock order) and checking that it still has from slots (an
- *		operator may have changed them); waits at most
- *		AUTO_SLOTS_SPLIT_LOCK_TIMEOUT (from 1 slot) or
- *		AUTO_SLOTS_MERGE_LOCK_TIMEOUT (back to 1) for a lock.  Returns false when the count
- *		was not from (or the SKU is gone): nothing changed.
+ *		operator may have changed them).  The whole try (every lock wait of
+ *		both statements, and the rows a queue hands on from one holder to
+ *		the next) is bounded by a timer of AUTO_SLOTS_SPLIT_WAIT_MS (from 1
+ *		slot) or AUTO_SLOTS_MERGE_WAIT_MS (back to 1), PostgreSQL's
+ *		statement timeout (ERROR 57014), and each lock wait by lock_timeout
+ *		(55P03) as well; the timer is off again on every path.  Returns
+ *		false when the count was not from (or the SKU is gone): nothing
+ *		changed.
  */
 static bool
 AutoSlotChange(const char *tenant, const char *sku, int from, int to,
@@ -1668,7 +1682,9 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 	Oid			argtypes[3] = {TEXTOID, TEXTOID, INT4OID};
 	Datum		args[3];
 	bool		isnull;
-	int			slots;
+	volatile bool changed = false;
+	int			wait_ms = from == 1 ? AUTO_SLOTS_SPLIT_WAIT_MS :
+		AUTO_SLOTS_MERGE_WAIT_MS;
 
 	args[0] = CStringGetTextDatum(tenant);
 	args[1] = CStringGetTextDatum(sku);
@@ -1684,36 +1700,37 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 		return false;
 	if (!AutoSlotAllowed(args, from == 1))
 		return false;
-	if (SPI_execute(from == 1 ?
-					"SELECT pg_catalog.set_config('lock_timeout', '"
-					AUTO_SLOTS_SPLIT_LOCK_TIMEOUT "', true)" :
-					"SELECT pg_catalog.set_config('lock_timeout', '"
-					AUTO_SLOTS_MERGE_LOCK_TIMEOUT "', true)",
-					false, 0) != SPI_OK_SELECT)
+	if (SPI_execute(psprintf("SELECT pg_catalog.set_config('lock_timeout', '%dms', true)",
+							 wait_ms), false, 0) != SPI_OK_SELECT)
 		elog(ERROR, "setting lock_timeout failed");
-	if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
-							  "WHERE k.tenant = $1 AND k.sku = $2 FOR NO KEY UPDATE",
-							  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
-		elog(ERROR, "locking the SKU failed");
-	if (SPI_processed != 1)
-		return false;
-	slots = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || slots != from)
-		return false;
+	enable_timeout_after(STATEMENT_TIMEOUT, wait_ms);
 	PG_TRY();
 	{
-		inventory_slots_audit_reason = reason;
-		if (SPI_execute_with_args("SELECT inventory.set_stock_slots($1, $2, $3)",
-								  3, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
-			elog(ERROR, "inventory.set_stock_slots failed");
+		int			slots;
+
+		if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
+								  "WHERE k.tenant = $1 AND k.sku = $2 FOR NO KEY UPDATE",
+								  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+			elog(ERROR, "locking the SKU failed");
+		slots = SPI_processed != 1 ? -1 :
+			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+										SPI_tuptable->tupdesc, 1, &isnull));
+		if (!isnull && slots == from)
+		{
+			inventory_slots_audit_reason = reason;
+			if (SPI_execute_with_args("SELECT inventory.set_stock_slots($1, $2, $3)",
+									  3, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
+				elog(ERROR, "inventory.set_stock_slots failed");
+			changed = true;
+		}
 	}
 	PG_FINALLY();
 	{
+		disable_timeout(STATEMENT_TIMEOUT, false);
 		inventory_slots_audit_reason = NULL;
 	}
 	PG_END_TRY();
-	return true;
+	return changed;
 }
 
 /* What AutoSlotStep does in its transaction */
@@ -1821,7 +1838,7 @@ static void
 WorkerAutoSlots(void)
 {
 	TimestampTz now;
-	int			i;
+	int			j;
 
 	if (inventory_auto_slots <= 1)
 		return;
@@ -1836,13 +1853,20 @@ WorkerAutoSlots(void)
 			return;
 	}
 	now = GetCurrentTimestamp();
-	for (i = 0; i < AUTO_SLOTS_TRACKED; i++)
+	for (j = 0; j < AUTO_SLOTS_TRACKED; j++)
 	{
+		int			i = (auto_slot_cursor + j) % AUTO_SLOTS_TRACKED;
 		AutoSlotSku *e = &auto_slot_skus[i];
 		WorkerStepResult r;
 
 		if (e->tenant == NULL)
 			continue;
+		if (GetCurrentTimestamp() - now >= AUTO_SLOTS_ROUND_USECS)
+		{
+			/* the rest in the next round, from here */
+			auto_slot_cursor = i;
+			return;
+		}
 		if (e->split_to == 0 && e->streak >= inventory_auto_slots_samples &&
 			now >= e->retry_after)
 		{

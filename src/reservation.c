@@ -758,23 +758,19 @@ static InventoryStatement record_reserved_located = {
 };
 
 /*
- * 0.5: the same for one line, with the event built in C (ReservedEvent):
- * the same rows, without unnest, jsonb_agg and to_char in the statement
- * (issue #12: the CPU of a single-line reserve).  $1 id, $2 sku, $3
+ * 0.5: the same for one line (INVENTORY_RESERVED_ONE_RECORDS, as the
+ * single-line fast path writes them), with the event built in C
+ * (ReservedEvent): the same rows, without unnest, jsonb_agg and to_char
+ * in the statement (issue #12: the CPU of a single-line reserve).  $1 id, $2 sku, $3
  * quantity, $4 actor, $5 clock, $6 tenant, $7 location, $8 event id, $9
  * payload.
  */
 static InventoryStatement record_reserved_one = {
 	"record reservation",
-	"WITH l AS (INSERT INTO inventory.reservation_line "
-	"(reservation_id, tenant, sku, quantity, location) "
-	"VALUES ($1, $6, $2, $3, $7)), "
-	"t AS (INSERT INTO inventory.reservation_transition "
-	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
-	"VALUES ($1, NULL, 'pending', NULL, $4, 1, $5)) "
-	"INSERT INTO inventory.outbox "
-	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
-	"VALUES ($8, 'reservation.reserved', $6, $1, $9, $5)",
+	"WITH "
+	INVENTORY_RESERVED_ONE_RECORDS("$1", "$6", "$2", "$3", "$7", "$4", "$5",
+								   "$8", "$9", "")
+	"SELECT 1",
 	9, {INT8OID, TEXTOID, INT4OID, TEXTOID, TIMESTAMPTZOID, TEXTOID,
 	TEXTOID, UUIDOID, JSONBOID}, NULL, true
 };
@@ -948,6 +944,8 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 	bool		claimed = false;
 	int			attempt;
 	InventoryHoldResult fast = INVENTORY_HOLD_NOT_TAKEN;
+	pg_uuid_t  *event_id = NULL;	/* the event of a single line, and */
+	Datum		event = (Datum) 0;	/* its payload, once built */
 
 	InventoryBeginCall(fcinfo, &call, tenant);
 	if (!call.located && PinsLocation(lines))
@@ -1060,18 +1058,16 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 			 * enough; else the usual path below
 			 */
 			InventoryLine *line = palloc(sizeof(InventoryLine));
-			pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
 
 			*line = lines->items[0];
 			line->location = first[0];
+			event_id = palloc(sizeof(pg_uuid_t));
 			NewEventIds(event_id, 1);
+			event = ReservedEvent(event_id, tenant, key, res.id, line,
+								  res.expires_at, now);
 			fast = InventoryHoldOneRecorded(tenant, line, now, res.id,
 											call.actor,
-											UUIDPGetDatum(event_id),
-											ReservedEvent(event_id, tenant,
-														  key, res.id, line,
-														  res.expires_at,
-														  now));
+											UUIDPGetDatum(event_id), event);
 			if (fast != INVENTORY_HOLD_NOT_TAKEN)
 			{
 				held.count = 1;
@@ -1127,9 +1123,15 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		values[5] = CStringGetTextDatum(tenant);
 		if (call.located && res.lines.count == 1)
 		{
-			pg_uuid_t  *event_id = palloc(sizeof(pg_uuid_t));
-
-			NewEventIds(event_id, 1);
+			/* the event the fast path built, when it held but left it */
+			if (fast != INVENTORY_HOLD_TAKEN)
+			{
+				event_id = palloc(sizeof(pg_uuid_t));
+				NewEventIds(event_id, 1);
+				event = ReservedEvent(event_id, tenant, key, res.id,
+									  &res.lines.items[0], res.expires_at,
+									  now);
+			}
 			values[1] = CStringGetTextDatum(res.lines.items[0].sku);
 			values[2] = Int32GetDatum(res.lines.items[0].quantity);
 			if (res.lines.items[0].location != NULL)
@@ -1137,11 +1139,9 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 			else
 				nulls[6] = 'n';
 			values[7] = UUIDPGetDatum(event_id);
-			values[8] = ReservedEvent(event_id, tenant, key, res.id,
-									  &res.lines.items[0], res.expires_at,
-									  now);
+			values[8] = event;
 			if (InventoryRun(&record_reserved_one, values, nulls,
-							 SPI_OK_INSERT) != 1)
+							 SPI_OK_SELECT) != 1)
 				elog(ERROR, "pg_inventory: reservation " INT64_FORMAT " not recorded",
 					 res.id);
 		}

@@ -118,6 +118,29 @@ typedef struct InventorySellable
 	int64		sellable;		/* available beyond the safety stock, >= 0 */
 } InventorySellable;
 
+/*
+ * The records of a new single-line pending reservation, as three CTEs (l,
+ * t, o) of one statement: its line, its transition NULL -> pending and its
+ * reservation.reserved event, each the parameter or expression given
+ * (id, tenant, sku, quantity int4, location, actor, clock, event id,
+ * payload jsonb), each written once per row of "from" (a FROM clause, or
+ * "" for once).  reservation.c's record_reserved_one and
+ * InventoryHoldOneRecorded's statement both write them with it, so the two
+ * paths write the same rows.
+ */
+#define INVENTORY_RESERVED_ONE_RECORDS(id, tenant, sku, qty, location, actor, \
+									   clock, event_id, payload, from) \
+	"l AS (INSERT INTO inventory.reservation_line " \
+	"(reservation_id, tenant, sku, quantity, location) " \
+	"SELECT " id ", " tenant ", " sku ", " qty ", " location " " from "), " \
+	"t AS (INSERT INTO inventory.reservation_transition " \
+	"(reservation_id, from_state, to_state, reason, actor, version, created_at) " \
+	"SELECT " id ", NULL, 'pending', NULL, " actor ", 1, " clock " " from "), " \
+	"o AS (INSERT INTO inventory.outbox " \
+	"(event_id, event_type, tenant, reservation_id, payload, created_at) " \
+	"SELECT " event_id ", 'reservation.reserved', " tenant ", " id ", " \
+	payload ", " clock " " from ") "
+
 /* What InventoryHoldOneRecorded did */
 typedef enum InventoryHoldResult
 {

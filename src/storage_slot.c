@@ -1171,7 +1171,7 @@ HoldLines(const SlotLayout *layout, const char *tenant,
  * statement (issue #12: the CPU of a call).  The take is
  * take_one_slot_guarded's, from available to reserved of (tenant $1, sku
  * $2) at location $3, $4 units ($10 the same as int4), clock $5; the
- * records are record_reserved_one's (reservation.c): the line, the
+ * records are INVENTORY_RESERVED_ONE_RECORDS (storage.h): the line, the
  * transition NULL -> pending of reservation $6 by actor $7, and the
  * reservation.reserved event $8 with payload $9.  The records are written
  * only when the take cannot have changed the stock level (available after
@@ -1192,15 +1192,8 @@ static InventoryStatement take_one_slot_recorded = {
 	"FROM p WHERE s.tenant = $1 AND s.sku = $2 AND s.location = $3 "
 	"AND s.slot = p.slot RETURNING s.slot, s.available, s.level_watch), "
 	"r AS MATERIALIZED (SELECT 1 FROM s WHERE s.available > s.level_watch), "
-	"l AS (INSERT INTO inventory.reservation_line "
-	"(reservation_id, tenant, sku, quantity, location) "
-	"SELECT $6, $1, $2, $10, $3 FROM r), "
-	"t AS (INSERT INTO inventory.reservation_transition "
-	"(reservation_id, from_state, to_state, reason, actor, version, created_at) "
-	"SELECT $6, NULL, 'pending', NULL, $7, 1, $5 FROM r), "
-	"o AS (INSERT INTO inventory.outbox "
-	"(event_id, event_type, tenant, reservation_id, payload, created_at) "
-	"SELECT $8, 'reservation.reserved', $1, $6, $9, $5 FROM r) "
+	INVENTORY_RESERVED_ONE_RECORDS("$6", "$1", "$2", "$10", "$3", "$7", "$5",
+								   "$8", "$9", "FROM r")
 	"SELECT s.slot, s.available, s.level_watch FROM s",
 	10, {TEXTOID, TEXTOID, TEXTOID, INT8OID, TIMESTAMPTZOID, INT8OID, TEXTOID,
 	UUIDOID, JSONBOID, INT4OID}, NULL, true

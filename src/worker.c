@@ -1706,16 +1706,18 @@ AutoSlotChange(const char *tenant, const char *sku, int from, int to,
 	enable_timeout_after(STATEMENT_TIMEOUT, wait_ms);
 	PG_TRY();
 	{
-		int			slots;
+		bool		slots_null = true;
+		int			slots = -1;
 
 		if (SPI_execute_with_args("SELECT k.slots FROM inventory.sku k "
 								  "WHERE k.tenant = $1 AND k.sku = $2 FOR NO KEY UPDATE",
 								  2, argtypes, args, NULL, false, 1) != SPI_OK_SELECT)
 			elog(ERROR, "locking the SKU failed");
-		slots = SPI_processed != 1 ? -1 :
-			DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
-										SPI_tuptable->tupdesc, 1, &isnull));
-		if (!isnull && slots == from)
+		if (SPI_processed == 1)
+			slots = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0],
+												SPI_tuptable->tupdesc, 1,
+												&slots_null));
+		if (!slots_null && slots == from)
 		{
 			inventory_slots_audit_reason = reason;
 			if (SPI_execute_with_args("SELECT inventory.set_stock_slots($1, $2, $3)",

@@ -1123,8 +1123,12 @@ ReserveLines(FunctionCallInfo fcinfo, const char *tenant, const char *key,
 		values[5] = CStringGetTextDatum(tenant);
 		if (call.located && res.lines.count == 1)
 		{
-			/* the event the fast path built, when it held but left it */
-			if (fast != INVENTORY_HOLD_TAKEN)
+			/*
+			 * the event the fast path built (it held the same line at the
+			 * same location, or took nothing and the usual path held it
+			 * there), else a new one
+			 */
+			if (event == (Datum) 0)
 			{
 				event_id = palloc(sizeof(pg_uuid_t));
 				NewEventIds(event_id, 1);

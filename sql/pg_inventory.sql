@@ -1427,3 +1427,360 @@ REVOKE ALL ON inventory.worker_status, inventory.pending_hold,
 REVOKE ALL ON SEQUENCE inventory.operator_audit_id_seq FROM PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('inventory.operator_audit', '');
 SELECT pg_catalog.pg_extension_config_dump('inventory.operator_audit_id_seq', '');
+
+/*
+ * 0.10: several nodes (README "Several nodes").  A node of a cluster behind
+ * pg_inventory_router has a node number, which gives its ids a range of
+ * their own, and the functions a partition move runs on the nodes.
+ */
+CREATE TABLE inventory.node_identity (
+	one			boolean NOT NULL DEFAULT true,
+	node_number	integer NOT NULL,
+	numbered_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	CONSTRAINT node_identity_pkey PRIMARY KEY (one),
+	CONSTRAINT node_identity_one CHECK (one),
+	CONSTRAINT node_identity_number_range CHECK (node_number BETWEEN 0 AND 1023)
+);
+COMMENT ON TABLE inventory.node_identity IS
+	'0.10: this database''s node number in a cluster of nodes (inventory.set_node_number); no row: node 0, the only node of a single server.';
+COMMENT ON COLUMN inventory.node_identity.one IS 'Always true: the table has one row at most.';
+COMMENT ON COLUMN inventory.node_identity.node_number IS 'The node number, 0 to 1023.';
+COMMENT ON COLUMN inventory.node_identity.numbered_at IS 'When set_node_number last set it.';
+REVOKE ALL ON inventory.node_identity FROM PUBLIC;
+SELECT pg_catalog.pg_extension_config_dump('inventory.node_identity', '');
+
+CREATE FUNCTION inventory.node_number()
+	RETURNS integer
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+	RETURN coalesce((SELECT i.node_number FROM inventory.node_identity i), 0);
+COMMENT ON FUNCTION inventory.node_number() IS
+	'0.10: this database''s node number (0 to 1023; 0 when never set). A reservation id made here lies in [n * 2^53, (n + 1) * 2^53): id >> 53 is the number of the node that made it, which stays with it when its tenant moves to another node. Errors: none.';
+
+CREATE FUNCTION inventory.set_node_number(node_number integer)
+	RETURNS integer
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	-- each sequence, and the size of a node's range of its values
+	seqs constant text[] := ARRAY['reservation_id_seq', 'reservation_transition_id_seq',
+								  'stock_ledger_id_seq', 'outbox_id_seq', 'operator_audit_id_seq'];
+	sizes constant bigint[] := ARRAY[2::bigint ^ 51, 2::bigint ^ 53, 2::bigint ^ 53,
+									 2::bigint ^ 53, 2::bigint ^ 53];
+	k integer;
+	lo bigint;
+	hi bigint;
+	last bigint;
+BEGIN
+	IF node_number IS NULL OR node_number NOT BETWEEN 0 AND 1023 THEN
+		RAISE EXCEPTION 'node_number must be between 0 and 1023'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('The value given is %s.', coalesce(node_number::text, 'NULL'));
+	END IF;
+	LOCK TABLE inventory.node_identity IN EXCLUSIVE MODE;
+	-- every sequence must be unused, or already in the new range
+	FOR k IN 1 .. pg_catalog.cardinality(seqs) LOOP
+		lo := greatest(1, node_number * sizes[k]);
+		hi := node_number * sizes[k] + (sizes[k] - 1);
+		SELECT s.last_value INTO last FROM pg_catalog.pg_sequences s
+		 WHERE s.schemaname = 'inventory' AND s.sequencename = seqs[k];
+		IF last IS NOT NULL AND (last < lo OR last > hi) THEN
+			RAISE EXCEPTION 'this node already made ids outside the range of node number %', node_number
+				USING ERRCODE = '55000',
+					  DETAIL = pg_catalog.format('Sequence inventory.%s is at %s; node %s draws from %s to %s.',
+												 seqs[k], last, node_number, lo, hi),
+					  HINT = 'Number a node before its first call; a server that already holds data keeps number 0 (the default) and the new nodes take 1, 2, ...';
+		END IF;
+	END LOOP;
+	FOR k IN 1 .. pg_catalog.cardinality(seqs) LOOP
+		lo := greatest(1, node_number * sizes[k]);
+		hi := node_number * sizes[k] + (sizes[k] - 1);
+		SELECT s.last_value INTO last FROM pg_catalog.pg_sequences s
+		 WHERE s.schemaname = 'inventory' AND s.sequencename = seqs[k];
+		IF last IS NULL THEN
+			EXECUTE pg_catalog.format('ALTER SEQUENCE inventory.%I MINVALUE %s MAXVALUE %s START %s RESTART',
+									  seqs[k], lo, hi, lo);
+		ELSE
+			EXECUTE pg_catalog.format('ALTER SEQUENCE inventory.%I MINVALUE %s MAXVALUE %s START %s',
+									  seqs[k], lo, hi, lo);
+		END IF;
+	END LOOP;
+	INSERT INTO inventory.node_identity AS i (one, node_number) VALUES (true, node_number)
+	ON CONFLICT ON CONSTRAINT node_identity_pkey
+	DO UPDATE SET node_number = excluded.node_number, numbered_at = pg_catalog.now();
+	RETURN node_number;
+END
+$$;
+COMMENT ON FUNCTION inventory.set_node_number(integer) IS
+	'0.10: makes this database node node_number (0 to 1023) of a cluster: the reservation ids it makes lie in [node_number * 2^53, (node_number + 1) * 2^53), its transition, ledger, event and audit ids in ranges of 2^53 of their own, so that no two nodes make the same id and a tenant moved to another node keeps its ids. Run it on each node before its first call (a server that already holds data keeps 0, the default); running it again with the same number re-applies the ranges (after a restore from pg_dump). Superusers only (it alters the extension''s sequences). Returns node_number. Errors: 22023 (outside 0 to 1023 or NULL), 55000 (the node already made ids outside that range), 42501 (not the owner of the sequences).';
+
+/*
+ * A partition's rows: those of the tenants t with hashtext(t) & 63 =
+ * partition (inventory_router.partition_of), from every table that a
+ * tenant's business touches, in the order partition_import writes them.
+ */
+CREATE FUNCTION inventory.partition_rows(partition integer)
+	RETURNS TABLE(step integer, table_name text, row_data jsonb)
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT u.step, u.table_name, u.row_data FROM (
+	SELECT 1 AS step, 'location' AS table_name, to_jsonb(x) AS row_data FROM inventory.location x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 2, 'allocation_policy', to_jsonb(x) FROM inventory.allocation_policy x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 3, 'sku', to_jsonb(x) FROM inventory.sku x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 4, 'stock_location', to_jsonb(x) FROM inventory.stock_location x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 5, 'stock_slot', to_jsonb(x) FROM inventory.stock_slot x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 6, 'stock_ledger', to_jsonb(x) FROM inventory.stock_ledger x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 7, 'stock_ledger_archive', to_jsonb(x) FROM inventory.stock_ledger_archive x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 8, 'purged_confirmed', to_jsonb(x) FROM inventory.purged_confirmed x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 9, 'reservation', to_jsonb(x) FROM inventory.reservation x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 10, 'reservation_line', to_jsonb(x) FROM inventory.reservation_line x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 11, 'reservation_transition', to_jsonb(x)
+	  FROM inventory.reservation_transition x
+	  JOIN inventory.reservation r ON r.id = x.reservation_id
+	 WHERE hashtext(r.tenant) & 63 = partition
+	UNION ALL
+	SELECT 12, 'reservation_archive', to_jsonb(x) FROM inventory.reservation_archive x
+	 WHERE hashtext(x.tenant) & 63 = partition
+	UNION ALL
+	SELECT 13, 'outbox', to_jsonb(x) FROM inventory.outbox x
+	 WHERE hashtext(x.tenant) & 63 = partition AND x.published_at IS NULL
+	UNION ALL
+	SELECT 14, 'tenant_grant', jsonb_build_object('tenant', x.tenant, 'member', x.member::text,
+												  'granted_at', x.granted_at)
+	  FROM inventory.tenant_grant x
+	 WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+	) AS u
+	ORDER BY u.step, (u.row_data->>'id')::numeric;
+END;
+COMMENT ON FUNCTION inventory.partition_rows(integer) IS
+	'0.10, for a partition move (README "Moving a partition"): every row of the tenants of partition (0 to 63; tenant t is in partition hashtext(t) & 63), one row each with its step (the order partition_import writes them in), table and content as JSON: locations, allocation policies, SKUs, stock, ledger and its archive, reservations with lines, transitions and archive, unpublished events (dead letters included) and tenant grants (the member by name). Not moved: published events and operator_audit, which stay in the source''s history. Read it in the transaction that holds partition_freeze. Superusers only (reads every table). Errors: 42501.';
+
+CREATE FUNCTION inventory.partition_freeze(partition integer)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	locked bigint;
+	slots bigint;
+BEGIN
+	IF partition IS NULL OR partition NOT BETWEEN 0 AND 63 THEN
+		RAISE EXCEPTION 'partition must be between 0 and 63'
+			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(partition::text, 'NULL'));
+	END IF;
+	-- reservations first (the calls' order: the key, then the stock): the
+	-- expiry skips the locked ones (SKIP LOCKED), the calls wait
+	SELECT count(*) INTO locked FROM (
+		SELECT 1 FROM inventory.reservation r
+		 WHERE hashtext(r.tenant) & 63 = partition AND r.state = 'pending'
+		 ORDER BY r.id FOR UPDATE) AS x;
+	SELECT count(*) INTO slots FROM (
+		SELECT 1 FROM inventory.stock_slot s
+		 WHERE hashtext(s.tenant) & 63 = partition
+		 ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE) AS x;
+	RETURN locked + slots;
+END
+$$;
+COMMENT ON FUNCTION inventory.partition_freeze(integer) IS
+	'0.10, for a partition move: locks the pending reservations and the stock slots of the tenants of partition until the end of the transaction, so that nothing on this node changes them while they are copied (the expiry worker skips locked holds; calls that reach this node directly wait). Returns how many rows it locked. Superusers only. Errors: 22023 (partition outside 0 to 63), 42501.';
+
+CREATE FUNCTION inventory._rows_of(rows jsonb, table_name text)
+	RETURNS TABLE(row_data jsonb)
+	LANGUAGE sql IMMUTABLE STRICT
+	SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT e.value->'row' FROM jsonb_array_elements(rows) WITH ORDINALITY AS e(value, ord)
+	 WHERE e.value->>'table' = table_name ORDER BY e.ord;
+END;
+COMMENT ON FUNCTION inventory._rows_of(jsonb, text) IS
+	'Internal (partition_import): the "row" of each element of rows whose "table" is table_name, in the order of the array.';
+
+CREATE FUNCTION inventory.partition_import(rows jsonb)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	written bigint := 0;
+	n bigint;
+	member regrole;
+BEGIN
+	IF rows IS NULL OR jsonb_typeof(rows) <> 'array' THEN
+		RAISE EXCEPTION 'rows must be a JSON array of {"table": ..., "row": ...} objects'
+			USING ERRCODE = '22023';
+	END IF;
+	-- i: the elements in order (no temporary table: the move prepares
+	-- this transaction, PREPARE TRANSACTION refuses temporary objects)
+	IF EXISTS (SELECT 1 FROM (SELECT e.value->>'table' AS table_name, e.value->'row' AS row_data
+								FROM jsonb_array_elements(rows) AS e) AS i
+			   WHERE i.table_name IS NULL OR i.row_data IS NULL
+				  OR i.table_name NOT IN ('location', 'allocation_policy', 'sku', 'stock_location',
+										  'stock_slot', 'stock_ledger', 'stock_ledger_archive',
+										  'purged_confirmed', 'reservation', 'reservation_line',
+										  'reservation_transition', 'reservation_archive',
+										  'outbox', 'tenant_grant')) THEN
+		RAISE EXCEPTION 'rows holds an element that is not a row of a table partition_rows reads'
+			USING ERRCODE = '22023';
+	END IF;
+	INSERT INTO inventory.location
+	SELECT (jsonb_populate_record(NULL::inventory.location, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'location') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.allocation_policy
+	SELECT (jsonb_populate_record(NULL::inventory.allocation_policy, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'allocation_policy') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.sku
+	SELECT (jsonb_populate_record(NULL::inventory.sku, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'sku') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.stock_location
+	SELECT (jsonb_populate_record(NULL::inventory.stock_location, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'stock_location') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.stock_slot
+	SELECT (jsonb_populate_record(NULL::inventory.stock_slot, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'stock_slot') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.stock_ledger
+	SELECT (jsonb_populate_record(NULL::inventory.stock_ledger, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'stock_ledger') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.stock_ledger_archive
+	SELECT (jsonb_populate_record(NULL::inventory.stock_ledger_archive, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'stock_ledger_archive') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.purged_confirmed
+	SELECT (jsonb_populate_record(NULL::inventory.purged_confirmed, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'purged_confirmed') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.reservation
+	SELECT (jsonb_populate_record(NULL::inventory.reservation, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'reservation') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.reservation_line
+	SELECT (jsonb_populate_record(NULL::inventory.reservation_line, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'reservation_line') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.reservation_transition
+	SELECT (jsonb_populate_record(NULL::inventory.reservation_transition, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'reservation_transition') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	INSERT INTO inventory.reservation_archive
+	SELECT (jsonb_populate_record(NULL::inventory.reservation_archive, i.row_data)).*
+	  FROM inventory._rows_of(rows, 'reservation_archive') AS i;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	-- events take this node's next ids, in their order (the relay reads
+	-- from this node's low-water mark up); the event id stays, so a
+	-- consumer that saw one before the move drops its repeat
+	INSERT INTO inventory.outbox (event_id, event_type, tenant, reservation_id, payload,
+								  created_at, attempts, next_attempt_at, last_error, dead_at)
+	SELECT x.event_id, x.event_type, x.tenant, x.reservation_id, x.payload, x.created_at,
+		   x.attempts, x.next_attempt_at, x.last_error, x.dead_at
+	  FROM inventory._rows_of(rows, 'outbox') AS i,
+		   jsonb_populate_record(NULL::inventory.outbox, i.row_data) AS x
+	 ORDER BY x.id;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	-- a grant's member holds the marker of live grants, as grant_tenant
+	-- gives it (DROP ROLE then fails while it has grants)
+	FOR member IN SELECT DISTINCT (i.row_data->>'member')::regrole
+					FROM inventory._rows_of(rows, 'tenant_grant') AS i LOOP
+		EXECUTE pg_catalog.format('GRANT USAGE ON TYPE inventory.tenant_grantee TO %s', member);
+	END LOOP;
+	INSERT INTO inventory.tenant_grant (tenant, member, granted_at)
+	SELECT i.row_data->>'tenant', (i.row_data->>'member')::regrole,
+		   (i.row_data->>'granted_at')::timestamptz
+	  FROM inventory._rows_of(rows, 'tenant_grant') AS i
+	ON CONFLICT ON CONSTRAINT tenant_grant_pkey DO NOTHING;
+	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
+	RETURN written;
+END
+$$;
+COMMENT ON FUNCTION inventory.partition_import(jsonb) IS
+	'0.10, for a partition move: writes rows read by partition_rows on another node, a JSON array of {"table": table_name, "row": row_data}, in the order of the array within each table and the tables in partition_rows'' steps; ids are kept (they are unique across numbered nodes) except the events'', which take this node''s next ids in their order (their event ids stay); a tenant grant''s member is found by name (the role must exist here). Returns how many rows it wrote. Superusers only. Errors: 22023 (not such an array), 23505 (a row this node already has: the partition was not empty here), 42704 (a granted role missing here), 42501.';
+
+CREATE FUNCTION inventory.partition_delete(partition integer)
+	RETURNS bigint
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+DECLARE
+	deleted bigint := 0;
+	n bigint;
+	member regrole;
+	members regrole[] := '{}';
+BEGIN
+	IF partition IS NULL OR partition NOT BETWEEN 0 AND 63 THEN
+		RAISE EXCEPTION 'partition must be between 0 and 63'
+			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(partition::text, 'NULL'));
+	END IF;
+	DELETE FROM inventory.outbox x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.reservation_archive x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.reservation_transition x USING inventory.reservation r
+	 WHERE r.id = x.reservation_id AND hashtext(r.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.reservation_line x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.reservation x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.purged_confirmed x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.stock_ledger_archive x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.stock_ledger x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.stock_slot x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.stock_location x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.sku x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.allocation_policy x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	DELETE FROM inventory.location x WHERE hashtext(x.tenant) & 63 = partition;
+	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
+	FOR member IN DELETE FROM inventory.tenant_grant x
+				   WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+				   RETURNING x.member LOOP
+		deleted := deleted + 1;
+		members := members || member;
+	END LOOP;
+	-- a role left without grants gives the marker back, as revoke_tenant
+	FOR member IN SELECT DISTINCT m FROM unnest(members) AS m
+				   WHERE NOT EXISTS (SELECT 1 FROM inventory.tenant_grant g WHERE g.member = m) LOOP
+		EXECUTE pg_catalog.format('REVOKE USAGE ON TYPE inventory.tenant_grantee FROM %s', member);
+	END LOOP;
+	RETURN deleted;
+END
+$$;
+COMMENT ON FUNCTION inventory.partition_delete(integer) IS
+	'0.10, for a partition move: deletes every row of the tenants of partition from this node (what partition_rows reads, and their published events), in the transaction that moved them; returns how many rows it deleted. The ledger and operator_audit rows of the move itself: none (a move is not a business change). Superusers only. Errors: 22023, 42501.';
+
+REVOKE ALL ON FUNCTION inventory.node_number(), inventory.set_node_number(integer),
+	inventory.partition_rows(integer), inventory.partition_freeze(integer),
+	inventory.partition_import(jsonb), inventory.partition_delete(integer),
+	inventory._rows_of(jsonb, text) FROM PUBLIC;

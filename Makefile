@@ -16,7 +16,8 @@ MODULEDIR = extension
 # under its versioned name; the released full script and every upgrade
 # step are installed as they are
 DATA = extension/pg_inventory.control sql/pg_inventory--0.1.sql \
-	$(wildcard sql/pg_inventory--*--*.sql)
+	$(wildcard sql/pg_inventory--*--*.sql) \
+	extension/pg_inventory_router.control $(wildcard sql/pg_inventory_router--*.sql)
 DATA_built = sql/pg_inventory--$(EXTVERSION).sql
 
 # The scheduler tests need a server with pg_inventory and pg_cron preloaded

@@ -13,6 +13,7 @@ set -euo pipefail
 PACKAGES=(
 	make build-essential cmake pkg-config
 	postgresql-15 postgresql-server-dev-15 postgresql-15-pgtap postgresql-15-cron
+	postgresql-15-plproxy # pg_inventory_router (several nodes)
 	libtap-parser-sourcehandler-pgtap-perl # pg_prove (a Recommends of pgtap)
 	libpqxx-dev libgtest-dev libgmock-dev librabbitmq-dev libssl-dev
 	prometheus-cpp-dev # the programs' /metrics and /healthz (pulls civetweb)

@@ -46,7 +46,7 @@ include $(PGXS)
 sql/pg_inventory--$(EXTVERSION).sql: sql/pg_inventory.sql
 	cp $< $@
 
-.PHONY: deps test demo bench bench-cpu
+.PHONY: deps test demo demo-cluster bench bench-cpu
 deps:
 	@bash test/scripts/deps.sh
 
@@ -57,6 +57,10 @@ test:
 # the main job: a realistic reservation workload end to end
 demo:
 	@bash test/scripts/demo.sh
+
+# the same flow on three nodes behind one router (pg_inventory_router)
+demo-cluster:
+	@bash test/scripts/demo_cluster.sh
 
 # performance benchmark (not part of make test): writes test/bench/RESULTS.md and throughput.png
 bench:

@@ -135,22 +135,26 @@ std::string check_extension(pqxx::connection &cx,
                             const std::vector<std::string> &functions) {
   pqxx::nontransaction tx{cx};
   const std::string db = database_name(cx);
+  // a node (pg_inventory), or a router (pg_inventory_router, README
+  // section 10), whose functions of the same names run on the nodes
   const pqxx::result v =
-    tx.exec("SELECT extversion, current_user::text FROM pg_catalog."
-            "pg_extension WHERE extname = 'pg_inventory'");
+    tx.exec("SELECT e.extname::text, e.extversion, current_user::text "
+            "FROM pg_catalog.pg_extension e WHERE e.extname IN "
+            "('pg_inventory', 'pg_inventory_router') ORDER BY e.extname");
   if (v.empty())
     throw Fatal(exit_config,
                 "extension pg_inventory is not installed in database " + db,
                 "CREATE EXTENSION pg_inventory in that database (as a "
                 "superuser), or fix dbname in the connection string");
-  const std::string version = v[0][0].as<std::string>();
-  const std::string role = v[0][1].as<std::string>();
-  if (compare_versions(version, min_version) < 0)
+  const bool router = v[0][0].as<std::string>() == "pg_inventory_router";
+  const std::string version = v[0][1].as<std::string>();
+  const std::string role = v[0][2].as<std::string>();
+  if (!router && compare_versions(version, min_version) < 0)
     throw Fatal(exit_config,
                 "extension pg_inventory " + version + " in database " + db +
                   " is too old: this program needs " + min_version +
                   " or later",
-                "ALTER EXTENSION pg_inventory UPDATE (README section 10)");
+                "ALTER EXTENSION pg_inventory UPDATE (README section 11)");
   if (!tx.exec1("SELECT has_schema_privilege('inventory', 'USAGE')")[0]
          .as<bool>())
     throw Fatal(exit_noperm, "role " + role + " may not use schema inventory",
@@ -162,6 +166,12 @@ std::string check_extension(pqxx::connection &cx,
         tx.exec_params1("SELECT has_function_privilege($1, 'EXECUTE')", f)[0]
           .as<bool>();
     } catch (const pqxx::sql_error &e) {
+      if (router)
+        throw Fatal(exit_config,
+                    "function " + f + " is not on the router: database " +
+                      db + " has pg_inventory_router " + version,
+                    "connect this program to a node's database (README "
+                    "section 10: one relay per node)");
       throw Fatal(exit_config,
                   "function " + f + " is missing in database " + db +
                     " (extension pg_inventory " + version + ")",

@@ -45,11 +45,14 @@ bool transient(const pqxx::sql_error &e);
 void throw_if_permanent(const std::exception &e, const std::string &what);
 
 /// Checks that extension pg_inventory is installed in CX's database at
-/// version MIN_VERSION or later, and that the current role may use schema
-/// inventory and EXECUTE every function of FUNCTIONS (signatures such as
-/// "inventory.relay_claim(text, integer, interval)").  Throws Fatal (78 for
-/// a missing or too old extension, 77 for a missing privilege).  Returns
-/// the installed version.
+/// version MIN_VERSION or later, or that the database is a router
+/// (pg_inventory_router, README section 10: its functions run on nodes of
+/// their own versions, so no version is compared), and that the current
+/// role may use schema inventory and EXECUTE every function of FUNCTIONS
+/// (signatures such as "inventory.relay_claim(text, integer, interval)").
+/// Throws Fatal (78 for a missing or too old extension, or a function the
+/// router does not have, such as the relay's; 77 for a missing
+/// privilege).  Returns the installed version (the router's on a router).
 std::string check_extension(pqxx::connection &cx,
                             const std::string &min_version,
                             const std::vector<std::string> &functions);

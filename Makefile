@@ -46,7 +46,7 @@ include $(PGXS)
 sql/pg_inventory--$(EXTVERSION).sql: sql/pg_inventory.sql
 	cp $< $@
 
-.PHONY: deps test demo demo-cluster bench bench-cpu
+.PHONY: deps test demo demo-cluster bench bench-cpu bench-cluster
 deps:
 	@bash test/scripts/deps.sh
 
@@ -65,6 +65,11 @@ demo-cluster:
 # performance benchmark (not part of make test): writes test/bench/RESULTS.md and throughput.png
 bench:
 	@bash test/bench/run.sh
+
+# pg_inventory_router: its cost per call, 1, 2 and 3 nodes (also run by
+# make bench): writes test/bench/CLUSTER.md
+bench-cluster:
+	@bash test/bench/cluster.sh
 
 # CPU per reserve call measured in the server, with a profile by phase
 # (not part of make test): writes test/bench/CPU_PROFILE.md

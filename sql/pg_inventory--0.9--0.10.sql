@@ -108,63 +108,112 @@ COMMENT ON FUNCTION inventory.set_node_number(integer) IS
  * A partition's rows: those of the tenants t with hashtext(t) & 63 =
  * partition (inventory_router.partition_of), from every table that a
  * tenant's business touches, in the order partition_import writes them.
+ * A move copies them in two parts: the history first, without pausing the
+ * partition's calls, then the rest during the pause.
  */
-CREATE FUNCTION inventory.partition_rows(partition integer)
-	RETURNS TABLE(step integer, table_name text, row_data jsonb)
+CREATE FUNCTION inventory._visible_in(row_xmin xid, snapshot pg_snapshot)
+	RETURNS boolean
 	LANGUAGE sql STABLE
 	SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
+	RETURN row_xmin::text::bigint < 3   -- frozen (or bootstrap): old
+		OR pg_visible_in_snapshot(
+			(CASE WHEN ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32) << 32)
+						   + row_xmin::text::bigint
+						 > pg_snapshot_xmax(pg_current_snapshot())::text::bigint
+				  THEN ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32) << 32)
+					   + row_xmin::text::bigint - 4294967296
+				  ELSE ((pg_snapshot_xmax(pg_current_snapshot())::text::bigint >> 32) << 32)
+					   + row_xmin::text::bigint END)::text::xid8,
+			snapshot);
+COMMENT ON FUNCTION inventory._visible_in(xid, pg_snapshot) IS
+	'Internal (partition_rows): whether a row whose version was written by transaction row_xmin (a recent 32-bit id, or frozen) was committed as seen by snapshot.';
+
+CREATE FUNCTION inventory.partition_rows(partition integer, part text DEFAULT 'all',
+		history_snapshot pg_snapshot DEFAULT NULL)
+	RETURNS TABLE(step integer, table_name text, row_data jsonb)
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF partition IS NULL OR partition NOT BETWEEN 0 AND 63 THEN
+		RAISE EXCEPTION 'partition must be between 0 and 63'
+			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(partition::text, 'NULL'));
+	END IF;
+	IF part IS NULL OR part NOT IN ('all', 'history', 'rest')
+	   OR (part = 'rest') <> (history_snapshot IS NOT NULL) THEN
+		RAISE EXCEPTION 'part must be all, history, or rest with the history''s snapshot'
+			USING ERRCODE = '22023',
+				  DETAIL = pg_catalog.format('part %s, history_snapshot %s.', coalesce(part, 'NULL'),
+											 coalesce(history_snapshot::text, 'NULL'));
+	END IF;
+	RETURN QUERY
+	WITH res AS (
+		-- the partition's reservations, and whether each belongs to the part
+		SELECT r.*, r.state IN ('rejected', 'cancelled', 'expired', 'compensated') AS finished,
+			   r.xmin AS row_xmin
+		  FROM inventory.reservation r
+		 WHERE hashtext(r.tenant) & 63 = partition),
+	sel AS (
+		SELECT res.* FROM res
+		 WHERE part = 'all'
+			OR (part = 'history' AND res.finished)
+			OR (part = 'rest' AND NOT (res.finished
+									   AND inventory._visible_in(res.row_xmin, history_snapshot))))
 	SELECT u.step, u.table_name, u.row_data FROM (
 	SELECT 1 AS step, 'location' AS table_name, to_jsonb(x) AS row_data FROM inventory.location x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 2, 'allocation_policy', to_jsonb(x) FROM inventory.allocation_policy x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 3, 'sku', to_jsonb(x) FROM inventory.sku x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 4, 'stock_location', to_jsonb(x) FROM inventory.stock_location x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 5, 'stock_slot', to_jsonb(x) FROM inventory.stock_slot x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
 	UNION ALL
 	SELECT 6, 'stock_ledger', to_jsonb(x) FROM inventory.stock_ledger x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
 	UNION ALL
 	SELECT 7, 'stock_ledger_archive', to_jsonb(x) FROM inventory.stock_ledger_archive x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 8, 'purged_confirmed', to_jsonb(x) FROM inventory.purged_confirmed x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
 	UNION ALL
-	SELECT 9, 'reservation', to_jsonb(x) FROM inventory.reservation x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	SELECT 9, 'reservation', to_jsonb(x) - 'finished' - 'row_xmin' FROM sel x
 	UNION ALL
 	SELECT 10, 'reservation_line', to_jsonb(x) FROM inventory.reservation_line x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	  JOIN sel r ON r.id = x.reservation_id
 	UNION ALL
-	SELECT 11, 'reservation_transition', to_jsonb(x)
-	  FROM inventory.reservation_transition x
-	  JOIN inventory.reservation r ON r.id = x.reservation_id
-	 WHERE hashtext(r.tenant) & 63 = partition
+	SELECT 11, 'reservation_transition', to_jsonb(x) FROM inventory.reservation_transition x
+	  JOIN sel r ON r.id = x.reservation_id
 	UNION ALL
 	SELECT 12, 'reservation_archive', to_jsonb(x) FROM inventory.reservation_archive x
 	 WHERE hashtext(x.tenant) & 63 = partition
+	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 13, 'outbox', to_jsonb(x) FROM inventory.outbox x
-	 WHERE hashtext(x.tenant) & 63 = partition AND x.published_at IS NULL
+	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition AND x.published_at IS NULL
 	UNION ALL
 	SELECT 14, 'tenant_grant', jsonb_build_object('tenant', x.tenant, 'member', x.member::text,
 												  'granted_at', x.granted_at)
 	  FROM inventory.tenant_grant x
-	 WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
 	) AS u
 	ORDER BY u.step, (u.row_data->>'id')::numeric;
-END;
-COMMENT ON FUNCTION inventory.partition_rows(integer) IS
-	'0.10, for a partition move (README "Moving a partition"): every row of the tenants of partition (0 to 63; tenant t is in partition hashtext(t) & 63), one row each with its step (the order partition_import writes them in), table and content as JSON: locations, allocation policies, SKUs, stock, ledger and its archive, reservations with lines, transitions and archive, unpublished events (dead letters included) and tenant grants (the member by name). Not moved: published events and operator_audit, which stay in the source''s history. Read it in the transaction that holds partition_freeze. Superusers only (reads every table). Errors: 42501.';
+END
+$$;
+COMMENT ON FUNCTION inventory.partition_rows(integer, text, pg_snapshot) IS
+	'0.10, for a partition move (README "Moving a partition"): the rows of the tenants of partition (0 to 63; tenant t is in partition hashtext(t) & 63), one row each with its step (the order partition_import writes them in), table and content as JSON: locations, allocation policies, SKUs, stock, ledger and its archive, reservations with lines, transitions and archive, unpublished events (dead letters included) and tenant grants (the member by name). Not moved: published events and operator_audit, which stay in the source''s history. part all: every row, read in the transaction that holds partition_freeze. part history: the locations, allocation policy, SKUs and stock locations (their parents), the finished reservations (rejected, cancelled, expired, compensated: they never change again) with their lines and transitions, and the two archives, read at REPEATABLE READ before the pause, the transaction kept open until the move ends (its snapshot also keeps purge_history from truncating a ring meanwhile); part rest, with history_snapshot the snapshot of that read (pg_current_snapshot() there): every row the history did not return, and the parents changed since (partition_import writes them over the history''s), read under partition_freeze. Superusers only (reads every table). Errors: 22023 (partition outside 0 to 63, part or snapshot wrong), 42501.';
 
 CREATE FUNCTION inventory.partition_freeze(partition integer)
 	RETURNS bigint
@@ -233,21 +282,41 @@ BEGIN
 		RAISE EXCEPTION 'rows holds an element that is not a row of a table partition_rows reads'
 			USING ERRCODE = '22023';
 	END IF;
+	-- the parents (locations, policy, SKUs, stock locations) come with the
+	-- history and again, if they changed since, with the rest: the later
+	-- one wins (every column, as partition_rows reads them)
 	INSERT INTO inventory.location
 	SELECT (jsonb_populate_record(NULL::inventory.location, i.row_data)).*
-	  FROM inventory._rows_of(rows, 'location') AS i;
+	  FROM inventory._rows_of(rows, 'location') AS i
+	ON CONFLICT ON CONSTRAINT location_pkey DO UPDATE
+		SET priority = excluded.priority,
+			active = excluded.active,
+			created_at = excluded.created_at,
+			updated_at = excluded.updated_at;
 	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
 	INSERT INTO inventory.allocation_policy
 	SELECT (jsonb_populate_record(NULL::inventory.allocation_policy, i.row_data)).*
-	  FROM inventory._rows_of(rows, 'allocation_policy') AS i;
+	  FROM inventory._rows_of(rows, 'allocation_policy') AS i
+	ON CONFLICT ON CONSTRAINT allocation_policy_pkey DO UPDATE
+		SET allow_split = excluded.allow_split,
+			updated_at = excluded.updated_at;
 	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
 	INSERT INTO inventory.sku
 	SELECT (jsonb_populate_record(NULL::inventory.sku, i.row_data)).*
-	  FROM inventory._rows_of(rows, 'sku') AS i;
+	  FROM inventory._rows_of(rows, 'sku') AS i
+	ON CONFLICT ON CONSTRAINT sku_pkey DO UPDATE
+		SET slots = excluded.slots,
+			created_at = excluded.created_at;
 	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
 	INSERT INTO inventory.stock_location
 	SELECT (jsonb_populate_record(NULL::inventory.stock_location, i.row_data)).*
-	  FROM inventory._rows_of(rows, 'stock_location') AS i;
+	  FROM inventory._rows_of(rows, 'stock_location') AS i
+	ON CONFLICT ON CONSTRAINT stock_location_pkey DO UPDATE
+		SET safety_stock = excluded.safety_stock,
+			low_threshold = excluded.low_threshold,
+			level = excluded.level,
+			version = excluded.version,
+			created_at = excluded.created_at;
 	GET DIAGNOSTICS n = ROW_COUNT; written := written + n;
 	INSERT INTO inventory.stock_slot
 	SELECT (jsonb_populate_record(NULL::inventory.stock_slot, i.row_data)).*
@@ -308,7 +377,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION inventory.partition_import(jsonb) IS
-	'0.10, for a partition move: writes rows read by partition_rows on another node, a JSON array of {"table": table_name, "row": row_data}, in the order of the array within each table and the tables in partition_rows'' steps; ids are kept (they are unique across numbered nodes) except the events'', which take this node''s next ids in their order (their event ids stay); a tenant grant''s member is found by name (the role must exist here). Returns how many rows it wrote. Superusers only. Errors: 22023 (not such an array), 23505 (a row this node already has: the partition was not empty here), 42704 (a granted role missing here), 42501.';
+	'0.10, for a partition move: writes rows read by partition_rows on another node, a JSON array of {"table": table_name, "row": row_data}, in the order of the array within each table and the tables in partition_rows'' steps; ids are kept (they are unique across numbered nodes) except the events'', which take this node''s next ids in their order (their event ids stay); a location, allocation policy, SKU or stock location this node already has is written over (a move copies them with the history and again with the rest if they changed in between); a tenant grant''s member is found by name (the role must exist here). Returns how many rows it wrote. Superusers only. Errors: 22023 (not such an array), 23505 (a reservation, ledger or other row this node already has: the partition was not empty here), 42704 (a granted role missing here), 42501.';
 
 CREATE FUNCTION inventory.partition_delete(partition integer)
 	RETURNS bigint
@@ -370,6 +439,6 @@ COMMENT ON FUNCTION inventory.partition_delete(integer) IS
 	'0.10, for a partition move: deletes every row of the tenants of partition from this node (what partition_rows reads, and their published events), in the transaction that moved them; returns how many rows it deleted. The ledger and operator_audit rows of the move itself: none (a move is not a business change). Superusers only. Errors: 22023, 42501.';
 
 REVOKE ALL ON FUNCTION inventory.node_number(), inventory.set_node_number(integer),
-	inventory.partition_rows(integer), inventory.partition_freeze(integer),
+	inventory.partition_rows(integer, text, pg_snapshot), inventory.partition_freeze(integer),
 	inventory.partition_import(jsonb), inventory.partition_delete(integer),
-	inventory._rows_of(jsonb, text) FROM PUBLIC;
+	inventory._rows_of(jsonb, text), inventory._visible_in(xid, pg_snapshot) FROM PUBLIC;

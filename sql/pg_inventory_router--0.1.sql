@@ -776,6 +776,8 @@ DECLARE
 	gid text;
 	batch jsonb;
 	copied bigint := 0;
+	early bigint := 0;
+	snap text;
 	frozen bigint;
 	deleted bigint;
 	t0 timestamptz := pg_catalog.clock_timestamp();
@@ -824,6 +826,22 @@ BEGIN
 					  DETAIL = 'The router places the partition on ' || source || '; rows of it elsewhere are left from an interrupted move or were written there directly.',
 					  HINT = 'Inspect them (SELECT * FROM inventory.partition_rows(' || partition || ') on the target); inventory.partition_delete(' || partition || ') there removes them.';
 		END IF;
+		-- the history first, while the calls go on: finished reservations
+		-- never change again; this snapshot stays open until the end (it
+		-- also keeps purge_history from truncating a ring meanwhile)
+		phase := 'history';
+		PERFORM inventory_router._node_connect('pgi_move_history', source);
+		PERFORM inventory_router._node_exec('pgi_move_history', 'BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+		snap := inventory_router._node_value('pgi_move_history', 'SELECT pg_catalog.pg_current_snapshot()::text');
+		PERFORM inventory_router._node_open('pgi_move_history', pg_catalog.format(
+			'SELECT table_name, row_data FROM inventory.partition_rows(%s, ''history'')', partition));
+		PERFORM inventory_router._node_exec('pgi_move_target', 'BEGIN');
+		LOOP
+			batch := inventory_router._node_fetch('pgi_move_history', batch_rows);
+			EXIT WHEN batch IS NULL;
+			early := early + inventory_router._node_value('pgi_move_target', pg_catalog.format(
+				'SELECT inventory.partition_import(%L::jsonb)', batch))::bigint;
+		END LOOP;
 		-- the pause: calls for the partition wait here (cluster_for) from now
 		-- on, and this waits for those already running
 		phase := 'pause';
@@ -834,8 +852,7 @@ BEGIN
 		frozen := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_freeze(%s)', partition))::bigint;
 		PERFORM inventory_router._node_open('pgi_move_source', pg_catalog.format(
-			'SELECT table_name, row_data FROM inventory.partition_rows(%s)', partition));
-		PERFORM inventory_router._node_exec('pgi_move_target', 'BEGIN');
+			'SELECT table_name, row_data FROM inventory.partition_rows(%s, ''rest'', %L)', partition, snap));
 		LOOP
 			batch := inventory_router._node_fetch('pgi_move_source', batch_rows);
 			EXIT WHEN batch IS NULL;
@@ -855,7 +872,7 @@ BEGIN
 		-- undone, and the target's, unless it was committed (then
 		-- resolve_moves removes the copy)
 		BEGIN
-			IF phase IN ('copy', 'prepare') THEN
+			IF phase IN ('history', 'pause', 'copy', 'prepare') THEN
 				PERFORM inventory_router._node_exec('pgi_move_target', 'ROLLBACK');
 			END IF;
 		EXCEPTION WHEN OTHERS THEN NULL;
@@ -876,6 +893,7 @@ BEGIN
 			END IF;
 		EXCEPTION WHEN OTHERS THEN NULL;
 		END;
+		PERFORM inventory_router._node_disconnect('pgi_move_history');
 		PERFORM inventory_router._node_disconnect('pgi_move_source');
 		PERFORM inventory_router._node_disconnect('pgi_move_target');
 		RAISE;
@@ -883,18 +901,19 @@ BEGIN
 	-- the switch: calls that waited run on the target from here
 	UPDATE inventory_router.placement p SET node = target, placed_at = pg_catalog.now()
 	 WHERE p.partition = move_partition.partition;
-	RAISE NOTICE 'partition % moved from % to %: % rows copied, % deleted on the source (% locked there), calls paused for % ms, % ms in all',
-		partition, source, target, copied, deleted, frozen,
+	RAISE NOTICE 'partition % moved from % to %: % rows copied before the pause and % during it, % deleted on the source (% locked there), calls paused for % ms, % ms in all',
+		partition, source, target, early, copied, deleted, frozen,
 		round(extract(epoch FROM pg_catalog.clock_timestamp() - paused) * 1000),
 		round(extract(epoch FROM pg_catalog.clock_timestamp() - t0) * 1000);
 	COMMIT;
 	PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('COMMIT PREPARED %L', gid));
+	PERFORM inventory_router._node_disconnect('pgi_move_history');
 	PERFORM inventory_router._node_disconnect('pgi_move_source');
 	PERFORM inventory_router._node_disconnect('pgi_move_target');
 END
 $$;
 COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer) IS
-	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). Calls for the partition wait from the moment the move holds the partition''s lock (they run on the target once it is done), calls for other partitions run as usual. On the source: partition_freeze locks the tenants'' pending holds and stock, partition_rows is copied to the target by batches of batch_rows rows (partition_import), partition_delete removes them; both nodes prepare their transaction (pg_inventory_move_<partition>_<source>_<target>), the target commits, the router switches the placement and commits (the calls go on, on the target), the source commits. Unpublished events move with new ids on the target and their event ids (the target''s relay publishes them; one that the source''s relay had sent is sent again, which consumers drop by event id). An error before the switch undoes everything; a crash of the router after the target committed leaves prepared transactions that resolve_moves finishes or undoes. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target or batch_rows), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target), and those of the nodes and dblink.';
+	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the partition''s history (partition_rows part history: finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then calls for the partition wait from the moment the move holds the partition''s lock (they run on the target once it is done; calls for other partitions run as usual): on the source, partition_freeze locks the tenants'' pending holds and stock, the rest of the partition (partition_rows part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move_<partition>_<source>_<target>), the target commits, the router switches the placement and commits (the calls go on, on the target), the source commits. Unpublished events move with new ids on the target and their event ids (the target''s relay publishes them; one that the source''s relay had sent is sent again, which consumers drop by event id). An error before the switch undoes everything; a crash of the router after the target committed leaves prepared transactions that resolve_moves finishes or undoes. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target or batch_rows), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target), and those of the nodes and dblink.';
 
 CREATE PROCEDURE inventory_router.resolve_moves()
 	LANGUAGE plpgsql

@@ -1234,6 +1234,20 @@ SELECT CASE WHEN toplevel THEN 'top' ELSE 'nested' END, calls,
 SQL
 fi
 
+# ------------------------------------------------------------------ several nodes
+# issue #13: the router's cost and 1, 2, 3 nodes (test/bench/cluster.sh,
+# its own throwaway servers from this build; it writes CLUSTER.md)
+CLUSTER_LINE="not measured (BENCH_ONLY=$ONLY)"
+if all; then
+	log "several nodes: test/bench/cluster.sh (writes CLUSTER.md)"
+	if CLUSTER_PG_BIN=$PREFIX/usr/lib/postgresql/15/bin BENCH_ROUNDS=$ROUNDS BENCH_SECONDS=$SECS \
+		bash "$BENCH/cluster.sh"; then
+		CLUSTER_LINE=$(sed -n 's/^\*\*\([0-9.]*x\)\*\* direct: \(.*\) (goal 0.7x).*/\1 | \2/p' "$BENCH/CLUSTER.md")
+	else
+		CLUSTER_LINE="n/a | **FAILED** (see the log)"
+	fi
+fi
+
 # ------------------------------------------------------------------ report
 log "writing RESULTS.md and throughput.png"
 PGVERSION=$(val -d bench -c 'SELECT version()')
@@ -1707,6 +1721,7 @@ $SETTINGS_TABLE
 | the same with the hot SKU in one slot (the default) | $H16_EXT / $U16_EXT tps = **${R_HOT}x** | $(verdict "$R_HOT" 0.7) | $(if ge "$R_HOT" 0.7; then echo "one row is enough here"; else echo "every call locks the same stock row until commit, so calls serialise on one row lock plus one WAL flush each; slotted stock is the remedy (row above)"; fi) |
 | 3-line carts served from 3 locations >= 0.8x the 3-line cart at one location (8 clients) | $C8_LOC3 / $C8_EXT tps = **${R_LOC3}x** | $(verdict "$R_LOC3" 0.8) | $(if ge "$R_LOC3" 0.8; then echo "the first try (every line at the first location) fails at once, then one locking pass over the cart's slots at every location, a plan in memory and one hold per line: the extra work is one rolled-back subtransaction and a few more rows read"; else echo "the first try at the first location is rolled back (a subtransaction), then every slot of the cart's SKUs at every location is locked and read before the plan: more statements and lock time per cart than the single-location path"; fi) |
 | uniform reserve at 8 clients, this build ($EXTVERSION) against $BASE_VERSION: no slower beyond noise | $V04_NEW / $V04_OLD tps = **${R_V04}x** (noise: $V04_NOISE) | $V04_VERDICT | $V04_WHY |
+| reserve through pg_inventory_router against directly on a node, 8 clients (issue #13) | $CLUSTER_LINE | one more hop per call: the proxy and PL/Proxy's lookups on the router, on the same cores here; 1, 2 and 3 nodes and the model for N machines: [CLUSTER.md](CLUSTER.md) |
 | availability (100 SKUs per call, $READERS clients) beside uniform reserve at 8 clients | reader $AV_READER_W calls/s beside reserve ($AV_READER alone); reserve $AV_WITH tps with the reader, $AV_ALONE without = **${R_AV}x** | no target set | the reader takes no row locks and writes nothing, so it slows reserve only through the 2 shared cores: see the availability section |
 | expire_due >= 40,000 rows/s over 1,000,000 due reservations spread over 10,000 SKUs | $EXP_RATE rows/s over $EXPIRED rows ($EXP_SKUS SKUs) | $EXP_VERDICT | $EXP_WHY |
 | scale of data (issue #12, goal 6): uniform reserve at 8 clients with 1,000,000 SKUs and 10,000,000 stored reservations >= 0.8x the same with 10,000 SKUs | $SCALE_MEASURED | $SCALE_VERDICT | $SCALE_WHY; a backend's memory over many calls: \`make bench-cpu\` (CPU_PROFILE.md) |

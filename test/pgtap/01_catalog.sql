@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(278);
+SELECT plan(285);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -239,6 +239,14 @@ SELECT has_function('inventory', 'is_reservation_state', ARRAY['text'], 'is_rese
 SELECT has_function('inventory', 'is_event_type', ARRAY['text'], 'is_event_type(text) exists (0.6)');
 SELECT has_function('inventory', 'slot_keep_units', ARRAY['integer', 'bigint'], 'slot_keep_units(integer, bigint) exists (0.6)');
 SELECT has_function('inventory', 'slot_level_watch', ARRAY['integer', 'bigint', 'bigint', 'text'], 'slot_level_watch(integer, bigint, bigint, text) exists (0.6)');
+-- 0.10: node numbers and partition moves (several nodes)
+SELECT has_function('inventory', 'node_number', ARRAY[]::name[], 'node_number() exists (0.10)');
+SELECT has_function('inventory', 'set_node_number', ARRAY['integer'], 'set_node_number(integer) exists (0.10)');
+SELECT has_function('inventory', 'partition_rows', ARRAY['integer', 'text', 'pg_snapshot'], 'partition_rows(integer, text, pg_snapshot) exists (0.10)');
+SELECT has_function('inventory', 'partition_freeze', ARRAY['integer'], 'partition_freeze(integer) exists (0.10)');
+SELECT has_function('inventory', 'partition_import', ARRAY['jsonb'], 'partition_import(jsonb) exists (0.10)');
+SELECT has_function('inventory', 'partition_delete', ARRAY['integer'], 'partition_delete(integer) exists (0.10)');
+SELECT has_table('inventory', 'node_identity', 'inventory.node_identity exists (0.10)');
 SELECT has_function('inventory', 'advance_outbox_low_water', ARRAY['boolean'], 'advance_outbox_low_water(boolean) exists (0.7)');
 SELECT has_function('inventory', '_next_event_id', ARRAY['regclass'], '_next_event_id(regclass) exists (0.7)');
 SELECT has_sequence('inventory', 'outbox_low_water', 'inventory.outbox_low_water is a sequence (0.7)');

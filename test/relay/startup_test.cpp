@@ -241,6 +241,21 @@ TEST(PermanentErrors, ExtensionMissingOrTooOld) {
                            t.db.name() + " is too old"));
 }
 
+// A router's database (pg_inventory_router, README section 10) has the
+// business functions but not the relay's: exit 78, saying to connect the
+// relay to a node.
+TEST(PermanentErrors, RouterDatabase) {
+  PGI_REQUIRE(broker);
+  TestBed t("perm_router");
+  t.db.exec("DROP EXTENSION pg_inventory CASCADE; "
+            "DROP SCHEMA IF EXISTS inventory CASCADE; "
+            "CREATE EXTENSION pg_inventory_router CASCADE");
+  auto r = t.relay();
+  EXPECT_TRUE(exits_with(*r, 78,
+                         "function inventory.relay_claim(text, integer, "
+                         "interval) is not on the router"));
+}
+
 // The broker refuses the login (ACCESS_REFUSED: wrong password), for both
 // programs; an unknown vhost: 77 and 78.
 TEST(PermanentErrors, BrokerRefuses) {

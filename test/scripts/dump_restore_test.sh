@@ -24,7 +24,7 @@ PG_BIN=${PG_BIN:-/usr/lib/postgresql/15/bin}
 SRC=${DR_SRC:-dump_src}
 DST=${DR_DST:-dump_dst}
 ROLE=dump_restore_app
-PLAN=31
+PLAN=32
 WORK=$(mktemp -d /tmp/pg_inventory_dump.XXXXXX)
 
 # plan, ok, not_ok, check DESCRIPTION EXPECTED GOT, q DB SQL, tap_done
@@ -48,6 +48,9 @@ drop_all
 out=$(q postgres "CREATE ROLE $ROLE NOLOGIN;
 CREATE DATABASE $SRC;")$(q "$SRC" "CREATE EXTENSION pg_inventory;")
 check "create $SRC with pg_inventory" "" "$out"
+# node 5 of a cluster (0.10): its ids in node 5's ranges, kept by the
+# restore with the node's number (inventory.node_identity)
+check "$SRC is node 5" "5" "$(q "$SRC" "SELECT inventory.set_node_number(5);")"
 
 # the reservations' rings (0.9): gone-order (ring 0) is archived and its
 # ring truncated on 2025-12-01, when ring 2 becomes current; held-order

@@ -1455,7 +1455,7 @@ CREATE FUNCTION inventory.node_number()
 	SET search_path = pg_catalog, pg_temp
 	RETURN coalesce((SELECT i.node_number FROM inventory.node_identity i), 0);
 COMMENT ON FUNCTION inventory.node_number() IS
-	'0.10: this database''s node number (0 to 1023; 0 when never set). A reservation id made here lies in [n * 2^53, (n + 1) * 2^53): id >> 53 is the number of the node that made it, which stays with it when its tenant moves to another node. Errors: none.';
+	'0.10: this database''s node number (0 to 1023; 0 when never set). A reservation id made here lies in [n * 2^43, (n + 1) * 2^43): id >> 43 is the number of the node that made it, which stays with it when its tenant moves to another node; every id stays below 2^53, exact in JSON read as a double. Errors: none.';
 
 CREATE FUNCTION inventory.set_node_number(node_number integer)
 	RETURNS integer
@@ -1466,8 +1466,11 @@ DECLARE
 	-- each sequence, and the size of a node's range of its values
 	seqs constant text[] := ARRAY['reservation_id_seq', 'reservation_transition_id_seq',
 								  'stock_ledger_id_seq', 'outbox_id_seq', 'operator_audit_id_seq'];
-	sizes constant bigint[] := ARRAY[2::bigint ^ 51, 2::bigint ^ 53, 2::bigint ^ 53,
-									 2::bigint ^ 53, 2::bigint ^ 53];
+	-- (2^43 ids a node: every id stays below 2^53, exact in a JSON number
+	-- read as a double, e.g. by JavaScript; reservation ids are a
+	-- sequence number times 4 plus the ring)
+	sizes constant bigint[] := ARRAY[2::bigint ^ 41, 2::bigint ^ 43, 2::bigint ^ 43,
+									 2::bigint ^ 43, 2::bigint ^ 43];
 	k integer;
 	lo bigint;
 	hi bigint;
@@ -1513,7 +1516,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION inventory.set_node_number(integer) IS
-	'0.10: makes this database node node_number (0 to 1023) of a cluster: the reservation ids it makes lie in [node_number * 2^53, (node_number + 1) * 2^53), its transition, ledger, event and audit ids in ranges of 2^53 of their own, so that no two nodes make the same id and a tenant moved to another node keeps its ids. Run it on each node before its first call (a server that already holds data keeps 0, the default); running it again with the same number re-applies the ranges (after a restore from pg_dump). Superusers only (it alters the extension''s sequences). Returns node_number. Errors: 22023 (outside 0 to 1023 or NULL), 55000 (the node already made ids outside that range), 42501 (not the owner of the sequences).';
+	'0.10: makes this database node node_number (0 to 1023) of a cluster: the reservation ids it makes lie in [node_number * 2^43, (node_number + 1) * 2^43), its transition, ledger, event and audit ids in ranges of 2^43 of their own (every id below 2^53, exact in JSON read as a double), so that no two nodes make the same id and a tenant moved to another node keeps its ids. Run it on each node before its first call (a server that already holds data keeps 0, the default); running it again with the same number re-applies the ranges (after a restore from pg_dump). Superusers only (it alters the extension''s sequences). Returns node_number. Errors: 22023 (outside 0 to 1023 or NULL), 55000 (the node already made ids outside that range), 42501 (not the owner of the sequences).';
 
 /*
  * A partition's rows: those of the tenants t with hashtext(t) & 63 =
@@ -1624,7 +1627,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION inventory.partition_rows(integer, text, pg_snapshot) IS
-	'0.10, for a partition move (README "Moving a partition"): the rows of the tenants of partition (0 to 63; tenant t is in partition hashtext(t) & 63), one row each with its step (the order partition_import writes them in), table and content as JSON: locations, allocation policies, SKUs, stock, ledger and its archive, reservations with lines, transitions and archive, unpublished events (dead letters included) and tenant grants (the member by name). Not moved: published events and operator_audit, which stay in the source''s history. part all: every row, read in the transaction that holds partition_freeze. part history: the locations, allocation policy, SKUs and stock locations (their parents), the finished reservations (rejected, cancelled, expired, compensated: they never change again) with their lines and transitions, and the two archives, read at REPEATABLE READ before the pause, the transaction kept open until the move ends (its snapshot also keeps purge_history from truncating a ring meanwhile); part rest, with history_snapshot the snapshot of that read (pg_current_snapshot() there): every row the history did not return, and the parents changed since (partition_import writes them over the history''s), read under partition_freeze. Superusers only (reads every table). Errors: 22023 (partition outside 0 to 63, part or snapshot wrong), 42501.';
+	'0.10, for a partition move (README "Moving a partition"): the rows of the tenants of partition (0 to 63; tenant t is in partition hashtext(t) & 63), one row each with its step (the order partition_import writes them in), table and content as JSON: locations, allocation policies, SKUs, stock, ledger and its archive, reservations with lines, transitions and archive, unpublished events (dead letters included) and tenant grants (the member by name). Not copied: published events (the source''s relay delivered them; partition_delete removes them with the rest) and operator_audit (the source keeps it). part all: every row, read in the transaction that holds partition_freeze. part history: the locations, allocation policy, SKUs and stock locations (their parents), the finished reservations (rejected, cancelled, expired, compensated: they never change again) with their lines and transitions, and the two archives, read at REPEATABLE READ before the pause, the transaction kept open until the move ends (its snapshot also keeps purge_history from truncating a ring meanwhile); part rest, with history_snapshot the snapshot of that read (pg_current_snapshot() there): every row the history did not return, and the parents changed since (partition_import writes them over the history''s), read under partition_freeze. Superusers only (reads every table). Errors: 22023 (partition outside 0 to 63, part or snapshot wrong), 42501.';
 
 CREATE FUNCTION inventory.partition_freeze(partition integer)
 	RETURNS bigint
@@ -1653,7 +1656,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION inventory.partition_freeze(integer) IS
-	'0.10, for a partition move: locks the pending reservations and the stock slots of the tenants of partition until the end of the transaction, so that nothing on this node changes them while they are copied (the expiry worker skips locked holds; calls that reach this node directly wait). Returns how many rows it locked. Superusers only. Errors: 22023 (partition outside 0 to 63), 42501.';
+	'0.10, for a partition move: locks the pending reservations and the stock slots of the tenants of partition until the end of the transaction, so that nothing on this node changes them while they are copied (the expiry worker skips locked holds; a call that reaches this node directly waits for them; what such a call writes anew is caught by partition_changed_since). Returns how many rows it locked. Superusers only. Errors: 22023 (partition outside 0 to 63), 42501.';
 
 CREATE FUNCTION inventory._rows_of(rows jsonb, table_name text)
 	RETURNS TABLE(row_data jsonb)
@@ -1849,7 +1852,42 @@ $$;
 COMMENT ON FUNCTION inventory.partition_delete(integer) IS
 	'0.10, for a partition move: deletes every row of the tenants of partition from this node (what partition_rows reads, and their published events), in the transaction that moved them; returns how many rows it deleted. The ledger and operator_audit rows of the move itself: none (a move is not a business change). Superusers only. Errors: 22023, 42501.';
 
+CREATE FUNCTION inventory.partition_changed_since(partition integer, copy_snapshot pg_snapshot)
+	RETURNS bigint
+	LANGUAGE sql STABLE
+	SET search_path = pg_catalog, pg_temp
+BEGIN ATOMIC
+	SELECT (SELECT count(*) FROM inventory.location x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.allocation_policy x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.sku x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.stock_location x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.stock_slot x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.stock_ledger x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.stock_ledger_archive x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.purged_confirmed x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.reservation x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.reservation_line x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.reservation_archive x
+			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
+		 + (SELECT count(*) FROM inventory.tenant_grant x
+			 WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+			   AND NOT inventory._visible_in(x.xmin, copy_snapshot));
+END;
+COMMENT ON FUNCTION inventory.partition_changed_since(integer, pg_snapshot) IS
+	'0.10, for a partition move: how many rows of the tenants of partition were written after copy_snapshot (the snapshot the move copied and deleted them in) and are visible now: writes that reached this node without the router''s pause (a direct connection, a tool), which the move would otherwise delete unseen; the move aborts (40001) when there are any. Events are not counted (a relay marks them published meanwhile; the move copies the unpublished ones). Superusers only. Errors: 42501.';
+
 REVOKE ALL ON FUNCTION inventory.node_number(), inventory.set_node_number(integer),
 	inventory.partition_rows(integer, text, pg_snapshot), inventory.partition_freeze(integer),
 	inventory.partition_import(jsonb), inventory.partition_delete(integer),
+	inventory.partition_changed_since(integer, pg_snapshot),
 	inventory._rows_of(jsonb, text), inventory._visible_in(xid, pg_snapshot) FROM PUBLIC;

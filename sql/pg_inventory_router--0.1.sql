@@ -49,7 +49,8 @@ CREATE TABLE inventory_router.node (
 				CHECK (name ~ '^[a-z][a-z0-9_]{0,62}$'),
 	connstr		text NOT NULL
 				CHECK (connstr <> ''
-					   AND connstr !~* '(^|[[:space:]])(user|password)[[:space:]]*='),
+					   AND connstr !~* '^[a-z]+://'
+					   AND connstr !~* '(^|[[:space:]])(user|password|service)[[:space:]]*='),
 	added_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE inventory_router.node IS
@@ -57,7 +58,7 @@ COMMENT ON TABLE inventory_router.node IS
 COMMENT ON COLUMN inventory_router.node.name IS
 	'The node''s name: a lower-case letter, then up to 62 lower-case letters, digits or _.';
 COMMENT ON COLUMN inventory_router.node.connstr IS
-	'libpq connection string to the node''s database, without user= (PL/Proxy connects as the role in effect at the call) and without password= (passwords belong in a passfile= the router''s server can read, or in ~postgres/.pgpass); add connect_timeout=2 so that calls for a stopped node fail fast.';
+	'libpq connection string to the node''s database, in the key = value form (not a URI), without user= (PL/Proxy connects as the role in effect at the call, and uses a string that names a user as it is), without password= (passwords belong in a passfile= the router''s server can read, or in ~postgres/.pgpass) and without service= (a service file may name a user); add connect_timeout=2 so that calls for a stopped node fail fast.';
 
 CREATE TABLE inventory_router.placement (
 	partition	integer PRIMARY KEY CHECK (partition BETWEEN 0 AND 63),
@@ -122,6 +123,53 @@ CREATE FUNCTION inventory_router.node_of(tenant text)
 COMMENT ON FUNCTION inventory_router.node_of(text) IS
 	'The node that owns tenant (through its partition); NULL when the partition is not placed. For operators; calls route the same way.';
 
+CREATE FUNCTION inventory_router._require_read_committed()
+	RETURNS void
+	LANGUAGE plpgsql STABLE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	IF pg_catalog.current_setting('transaction_isolation') <> 'read committed' THEN
+		RAISE EXCEPTION 'calls through pg_inventory_router run at READ COMMITTED only'
+			USING ERRCODE = '0A000',
+				  DETAIL = pg_catalog.format('This transaction is %s: its snapshot would route by a placement that a move may have changed since.',
+											 pg_catalog.upper(pg_catalog.current_setting('transaction_isolation'))),
+				  HINT = 'Call the router in autocommit (each call commits on its node anyway), or at READ COMMITTED.';
+	END IF;
+END
+$$;
+COMMENT ON FUNCTION inventory_router._require_read_committed() IS
+	'Internal: raises 0A000 unless the transaction is READ COMMITTED. PL/Proxy reads the placement''s version with the transaction''s snapshot: at REPEATABLE READ or SERIALIZABLE, a call after a move would go to the partition''s old node.';
+
+CREATE FUNCTION inventory_router.cluster_all()
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM inventory_router._require_read_committed();
+	RETURN 'pg_inventory';
+END
+$$;
+COMMENT ON FUNCTION inventory_router.cluster_all() IS
+	'The CLUSTER of the operator calls that run on every node: checks that the transaction is READ COMMITTED (0A000 otherwise), then names the cluster "pg_inventory".';
+
+CREATE FUNCTION inventory_router.cluster_all_paused()
+	RETURNS text
+	LANGUAGE plpgsql VOLATILE
+	SET search_path = pg_catalog, pg_temp
+AS $$
+BEGIN
+	PERFORM inventory_router._require_read_committed();
+	-- shared: such calls run side by side; a move holds it exclusively
+	-- while it copies, so that they wait for it
+	PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885825394, 64);
+	RETURN 'pg_inventory';
+END
+$$;
+COMMENT ON FUNCTION inventory_router.cluster_all_paused() IS
+	'The CLUSTER of requeue_dead_letters and discard_dead_letters, which change events of any partition: as cluster_all, and takes the lock 1885825394, 64 (pg_locks: objid 64) in share mode until the end of the router transaction; a move holds it exclusively while it copies, so these calls wait for it instead of changing events it is moving.';
+
 CREATE FUNCTION inventory_router.cluster_for(tenant text)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
@@ -132,6 +180,7 @@ BEGIN
 		RAISE EXCEPTION 'argument "tenant" must not be null'
 			USING ERRCODE = '22023', DETAIL = 'The value given is NULL.';
 	END IF;
+	PERFORM inventory_router._require_read_committed();
 	-- shared: calls for a partition run side by side; a move holds it
 	-- exclusively, and a call that waited here reads the new placement
 	PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885825394,
@@ -193,11 +242,11 @@ BEGIN
 EXCEPTION WHEN check_violation THEN
 	RAISE EXCEPTION 'node % cannot be set with this connection string or name', pg_catalog.quote_literal(name)
 		USING ERRCODE = '22023',
-			  DETAIL = 'A name is a lower-case letter then up to 62 lower-case letters, digits or _; a connection string is not empty and has no user= (PL/Proxy connects as the caller) and no password= (use passfile=).';
+			  DETAIL = 'A name is a lower-case letter then up to 62 lower-case letters, digits or _; a connection string is key = value pairs (not a URI) with no user= (PL/Proxy connects as the caller), no password= (use passfile=) and no service=.';
 END
 $$;
 COMMENT ON FUNCTION inventory_router.set_node(text, text) IS
-	'Adds the node name with the libpq connection string connstr, or changes the connection string of a known node (the same database reached another way; the partitions it owns stay). Returns whether the node is new. Errors: 22023 (NULL, a bad name, a connstr with user= or password=).';
+	'Adds the node name with the libpq connection string connstr, or changes the connection string of a known node (the same database reached another way; the partitions it owns stay). Returns whether the node is new. Errors: 22023 (NULL, a bad name, a connstr that is a URI or names user=, password= or service=).';
 
 ---------------------------------------------------------------- PL/Proxy configuration
 
@@ -391,7 +440,7 @@ CREATE FUNCTION inventory_router.grant_tenant_on_node(tenant text, member text)
 $$;
 CREATE FUNCTION inventory_router.grant_tenant_on_all_nodes(tenant text, member text)
 	RETURNS SETOF boolean LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.grant_tenant(tenant, member::regrole);
 $$;
@@ -403,7 +452,7 @@ CREATE FUNCTION inventory_router.revoke_tenant_on_node(tenant text, member text)
 $$;
 CREATE FUNCTION inventory_router.revoke_tenant_on_all_nodes(tenant text, member text)
 	RETURNS SETOF boolean LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.revoke_tenant(tenant, member::regrole);
 $$;
@@ -447,7 +496,7 @@ $$;
 
 CREATE FUNCTION inventory_router.expire_due_by_node(max_rows integer)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.expire_due(max_rows);
 $$;
@@ -463,7 +512,7 @@ CREATE FUNCTION inventory.expire_due(max_rows integer DEFAULT 1000)
 CREATE FUNCTION inventory.check_invariants()
 	RETURNS TABLE(tenant text, sku text, check_name text, detail text)
 	LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 $$;
 CREATE FUNCTION inventory.worker_status()
@@ -479,20 +528,20 @@ CREATE FUNCTION inventory.worker_status()
 				  last_error_at timestamptz, last_error_sqlstate text,
 				  last_error_message text)
 	LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 $$;
 CREATE FUNCTION inventory.transition_rules()
 	RETURNS TABLE(call text, from_state text, to_state text, moves_from text,
 				  moves_to text)
 	LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ANY;
 $$;
 
 CREATE FUNCTION inventory_router.requeue_dead_letters_by_node(ids bigint[], reason text)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all_paused();
 	RUN ON ALL;
 	SELECT inventory.requeue_dead_letters(ids, reason);
 $$;
@@ -507,7 +556,7 @@ CREATE FUNCTION inventory.requeue_dead_letters(ids bigint[] DEFAULT NULL, reason
 
 CREATE FUNCTION inventory_router.discard_dead_letters_by_node(ids bigint[], reason text)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all_paused();
 	RUN ON ALL;
 	SELECT inventory.discard_dead_letters(ids, reason);
 $$;
@@ -522,7 +571,7 @@ CREATE FUNCTION inventory.discard_dead_letters(ids bigint[], reason text)
 
 CREATE FUNCTION inventory_router.purge_published_by_node(older_than interval, max_rows integer)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.purge_published(older_than, max_rows);
 $$;
@@ -539,7 +588,7 @@ CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 CREATE FUNCTION inventory_router.purge_history_by_node(older_than interval,
 		max_rows integer, archive boolean)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.purge_history(older_than, max_rows, archive);
 $$;
@@ -555,7 +604,7 @@ CREATE FUNCTION inventory.purge_history(older_than interval DEFAULT '90 days',
 
 CREATE FUNCTION inventory_router.archive_ledger_by_node(older_than interval, max_rows integer)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT inventory.archive_ledger(older_than, max_rows);
 $$;
@@ -575,7 +624,7 @@ CREATE FUNCTION inventory_router.outbox_metrics_by_node()
 				  oldest_unpublished_at timestamptz, lag_seconds double precision,
 				  below_low_water bigint, oldest_published_at timestamptz)
 	LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER 'pg_inventory';
+	CLUSTER inventory_router.cluster_all();
 	RUN ON ALL;
 	SELECT pg_catalog.concat(pg_catalog.inet_server_addr(), ':', pg_catalog.inet_server_port(),
 							 '/', pg_catalog.current_database()) AS node_address,
@@ -602,70 +651,70 @@ COMMENT ON VIEW inventory.outbox_metrics IS
 ---------------------------------------------------------------- comments and privileges
 
 COMMENT ON FUNCTION inventory.reserve(text, text, text, integer, interval) IS
-	'Router: inventory.reserve on the node that owns tenant (same arguments, result and SQLSTATEs; an error message is prefixed by PL/Proxy with the function and the node''s database). Holds quantity units of sku for tenant during ttl, idempotent on (tenant, request_key). Errors: those of the node (22023, 42501, IN001, IN002); XX000 from PL/Proxy when the node cannot be reached; 55000 while a partition has no node.';
+	'Router: inventory.reserve on the node that owns tenant (same arguments, result and SQLSTATEs; an error message is prefixed by PL/Proxy with the function and the node''s database; the call commits on the node when it returns: a router transaction does not span the nodes, and its ROLLBACK does not undo it). Holds quantity units of sku for tenant during ttl, idempotent on (tenant, request_key). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501, IN001, IN002); XX000 from PL/Proxy when the node cannot be reached; 55000 while a partition has no node.';
 COMMENT ON FUNCTION inventory.reserve_lines(text, text, jsonb, interval) IS
-	'Router: inventory.reserve_lines on the node that owns tenant: every line held or none, idempotent on (tenant, request_key). Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.reserve_lines on the node that owns tenant: every line held or none, idempotent on (tenant, request_key). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.confirm(text, text) IS
-	'Router: inventory.confirm on the node that owns tenant. Errors: those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.confirm on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.cancel(text, text, text) IS
-	'Router: inventory.cancel on the node that owns tenant. Errors: those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.cancel on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.compensate(text, text, text) IS
-	'Router: inventory.compensate on the node that owns tenant. Errors: those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.compensate on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.lookup(text, text) IS
-	'Router: inventory.lookup on the node that owns tenant: the stored outcome of the reserve call with this key. Errors: those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.lookup on the node that owns tenant: the stored outcome of the reserve call with this key. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.extend(text, text, timestamptz) IS
-	'Router: inventory.extend on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.extend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
-	'Router: inventory.amend on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.amend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.restock(text, text, text, integer, text) IS
-	'Router: inventory.restock on the node that owns tenant; returns available at the location default after it. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.restock on the node that owns tenant; returns available at the location default after it. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.restock_at(text, text, text, text, integer, text) IS
-	'Router: inventory.restock_at on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.restock_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.adjust(text, text, text, bigint, text, text) IS
-	'Router: inventory.adjust on the node that owns tenant. Errors: those of the node (22023, 42501, IN002, IN003); XX000 when the node cannot be reached.';
+	'Router: inventory.adjust on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501, IN002, IN003); XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.adjust_at(text, text, text, text, bigint, text, text) IS
-	'Router: inventory.adjust_at on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.adjust_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.availability(text, text[]) IS
-	'Router: inventory.availability on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.availability on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
-	'Router: inventory.register_sku on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.register_sku on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_allocation_policy(text, boolean) IS
-	'Router: inventory.set_allocation_policy on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_allocation_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_location(text, text, integer, boolean) IS
-	'Router: inventory.set_location on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_location on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
-	'Router: inventory.set_stock_policy on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_stock_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
-	'Router: inventory.set_stock_slots on the node that owns tenant. Errors: those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_stock_slots on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.grant_tenant(text, regrole) IS
-	'Router: inventory.grant_tenant on the node that owns tenant, or on every node for * (true if any node added the grant); the role must exist, with the same name, on the router and on the nodes. Errors: those of the node (22023, 42501); XX000 when a node cannot be reached (for *, the nodes reached keep the grant: call it again).';
+	'Router: inventory.grant_tenant on the node that owns tenant, or on every node for * (true if any node added the grant); the role must exist, with the same name, on the router and on the nodes. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when a node cannot be reached (for *, the nodes reached keep the grant: call it again).';
 COMMENT ON FUNCTION inventory.revoke_tenant(text, regrole) IS
-	'Router: inventory.revoke_tenant on the node that owns tenant, or on every node for * (true if any node removed the grant). Errors: those of the node; XX000 when a node cannot be reached (call it again).';
+	'Router: inventory.revoke_tenant on the node that owns tenant, or on every node for * (true if any node removed the grant). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when a node cannot be reached (call it again).';
 COMMENT ON FUNCTION inventory.expire_due(integer) IS
-	'Router: inventory.expire_due(max_rows) on every node at once (at most max_rows on each); returns the sum. Each node''s expiry worker does this on its own; this is for operators. Errors: those of the nodes (22023, 42501); XX000 when a node cannot be reached (the other nodes'' expiries stay done); 22003 when the sum passes the integer range.';
+	'Router: inventory.expire_due(max_rows) on every node at once (at most max_rows on each); returns the sum. Each node''s expiry worker does this on its own; this is for operators. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes (22023, 42501); XX000 when a node cannot be reached (the other nodes'' expiries stay done); 22003 when the sum passes the integer range.';
 COMMENT ON FUNCTION inventory.check_invariants() IS
-	'Router: inventory.check_invariants on every node: the broken invariants of the whole cluster, one row each (no rows when every node is healthy). Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.check_invariants on every node: the broken invariants of the whole cluster, one row each (no rows when every node is healthy). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.worker_status() IS
-	'Router: inventory.worker_status() of every node, one row per node. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.worker_status() of every node, one row per node. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.transition_rules() IS
 	'Router: the state machine the nodes follow (inventory.transition_rules of any one node). Errors: XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
-	'Router: inventory.requeue_dead_letters on every node; returns the sum. ids are outbox ids, unique in the cluster when every node has its own node number (inventory.set_node_number, 0.10); NULL: every dead letter. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.requeue_dead_letters on every node; returns the sum. ids are outbox ids, unique in the cluster when every node has its own node number (inventory.set_node_number, 0.10); NULL: every dead letter. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
-	'Router: inventory.discard_dead_letters on every node; returns the sum. ids as for requeue_dead_letters. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.discard_dead_letters on every node; returns the sum. ids as for requeue_dead_letters. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.purge_published(interval, integer) IS
-	'Router: inventory.purge_published on every node (at most max_rows on each); returns the sum. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.purge_published on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.purge_history(interval, integer, boolean) IS
-	'Router: inventory.purge_history on every node (at most max_rows on each); returns the sum. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.purge_history on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.archive_ledger(interval, integer) IS
-	'Router: inventory.archive_ledger on every node (at most max_rows on each); returns the sum. Errors: those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.archive_ledger on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
 
 -- As on a node: the API is granted by the DBA (README), the same
 -- statements as on the nodes.  The routing helpers run as the caller
 -- inside every call (PL/Proxy evaluates CLUSTER, RUN ON and its
 -- configuration functions with the caller's rights), so PUBLIC may run
 -- them: they expose no data but the nodes' connection strings, which hold
--- no user or password (CHECK on inventory_router.node); the configuration
+-- no user, password or service (CHECK on inventory_router.node); the configuration
 -- functions are SECURITY DEFINER for that reason only.  The internal
 -- proxies (grants, fan-out) are PUBLIC too: what a role may do is decided
 -- on the node, which checks EXECUTE on its own function and the tenant
@@ -676,6 +725,8 @@ REVOKE ALL ON ALL TABLES IN SCHEMA inventory FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA inventory_router FROM PUBLIC;
 GRANT USAGE ON SCHEMA inventory_router, plproxy TO PUBLIC;
 GRANT EXECUTE ON FUNCTION inventory_router.cluster_for(text),
+	inventory_router.cluster_all(), inventory_router.cluster_all_paused(),
+	inventory_router._require_read_committed(),
 	inventory_router.partition_of(text),
 	inventory_router.grant_tenant_on_node(text, text),
 	inventory_router.grant_tenant_on_all_nodes(text, text),
@@ -711,7 +762,8 @@ BEGIN
 				PERFORM dblink_disconnect(conn);
 			END IF;
 			PERFORM dblink_connect(conn, (SELECT d.connstr FROM inventory_router.node d WHERE d.name = node)
-				|| ' user=' || pg_catalog.quote_ident(current_user)
+				-- a conninfo value in single quotes, \ and ' escaped
+				|| ' user=''' || pg_catalog.replace(pg_catalog.replace(current_user::text, E'\\', E'\\\\'), '''', E'\\''') || ''''
 				|| ' application_name=pg_inventory_router_move');
 		END $b$$f$, path);
 	EXECUTE pg_catalog.format($f$
@@ -733,7 +785,7 @@ BEGIN
 	EXECUTE pg_catalog.format($f$
 		CREATE FUNCTION inventory_router._node_values(conn text, sql text)
 			RETURNS SETOF text LANGUAGE sql SET search_path = %s
-			RETURN (SELECT t.v FROM dblink(conn, sql) AS t(v text))$f$, path);
+			AS 'SELECT t.v FROM dblink(conn, sql) AS t(v text)'$f$, path);
 	EXECUTE pg_catalog.format($f$
 		CREATE FUNCTION inventory_router._node_open(conn text, sql text)
 			RETURNS text LANGUAGE sql SET search_path = %s
@@ -763,12 +815,12 @@ COMMENT ON FUNCTION inventory_router._node_fetch(text, integer) IS
 CREATE FUNCTION inventory_router._move_gid(partition integer, source text, target text)
 	RETURNS text
 	LANGUAGE sql IMMUTABLE
-	RETURN pg_catalog.format('pg_inventory_move_%s_%s_%s', partition, source, target);
+	RETURN pg_catalog.format('pg_inventory_move.%s.%s.%s', partition, source, target);
 COMMENT ON FUNCTION inventory_router._move_gid(integer, text, text) IS
-	'Internal: the name of the prepared transactions of a move on its two nodes, pg_inventory_move_<partition>_<source>_<target> (node names hold no _ ambiguity: the partition is a number and resolve_moves reads the names back from inventory_router.node).';
+	'Internal: the name of the prepared transactions of a move on its two nodes, pg_inventory_move.<partition>.<source>.<target> (a node name has no dot, so the name reads back one way only).';
 
 CREATE PROCEDURE inventory_router.move_partition(partition integer, target text,
-		batch_rows integer DEFAULT 1000)
+		batch_rows integer DEFAULT 1000, wait_for_calls interval DEFAULT '10 seconds')
 	LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -778,12 +830,21 @@ DECLARE
 	copied bigint := 0;
 	early bigint := 0;
 	snap text;
+	copy_snap text;
 	frozen bigint;
 	deleted bigint;
+	changed bigint;
 	t0 timestamptz := pg_catalog.clock_timestamp();
 	paused timestamptz;
+	pause_ms bigint;
 	phase text := 'check';
+	saved_lock_timeout text;
+	err_state text;
+	err_text text;
 BEGIN
+	-- outside a transaction block only: this fails here, before anything
+	-- is done, when the CALL runs inside one (the switch commits)
+	COMMIT;
 	IF partition IS NULL OR partition NOT BETWEEN 0 AND 63 THEN
 		RAISE EXCEPTION 'partition must be between 0 and 63'
 			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(partition::text, 'NULL'));
@@ -792,12 +853,16 @@ BEGIN
 		RAISE EXCEPTION 'batch_rows must be between 1 and 100000'
 			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(batch_rows::text, 'NULL'));
 	END IF;
+	IF wait_for_calls IS NULL OR wait_for_calls <= interval '0' OR wait_for_calls > interval '1 hour' THEN
+		RAISE EXCEPTION 'wait_for_calls must be above 0 and at most 1 hour'
+			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(wait_for_calls::text, 'NULL'));
+	END IF;
 	IF NOT EXISTS (SELECT 1 FROM inventory_router.node d WHERE d.name = target) THEN
 		RAISE EXCEPTION 'target node % is not known', coalesce(pg_catalog.quote_literal(target), 'NULL')
 			USING ERRCODE = '22023', HINT = 'Add it first: SELECT inventory_router.set_node(name, connstr).';
 	END IF;
-	-- one move of a partition at a time: the placement row stays locked
-	-- until the switch
+	-- one move or resolve of a partition at a time: the placement row stays
+	-- locked until the switch
 	SELECT p.node INTO source FROM inventory_router.placement p
 	 WHERE p.partition = move_partition.partition FOR UPDATE;
 	IF source IS NULL THEN
@@ -813,9 +878,9 @@ BEGIN
 		PERFORM inventory_router._node_connect('pgi_move_source', source);
 		PERFORM inventory_router._node_connect('pgi_move_target', target);
 		IF inventory_router._node_value('pgi_move_source',
-				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory_move\_%''')::bigint > 0
+				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory\_move.%''')::bigint > 0
 		   OR inventory_router._node_value('pgi_move_target',
-				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory_move\_%''')::bigint > 0 THEN
+				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory\_move.%''')::bigint > 0 THEN
 			RAISE EXCEPTION 'a move that did not finish left a prepared transaction on % or %', source, target
 				USING ERRCODE = '55000', HINT = 'CALL inventory_router.resolve_moves() finishes or undoes it.';
 		END IF;
@@ -823,7 +888,7 @@ BEGIN
 				'SELECT count(*) FROM inventory.partition_rows(%s)', partition))::bigint > 0 THEN
 			RAISE EXCEPTION 'target node % already holds rows of partition %', target, partition
 				USING ERRCODE = '55000',
-					  DETAIL = 'The router places the partition on ' || source || '; rows of it elsewhere are left from an interrupted move or were written there directly.',
+					  DETAIL = 'The router places the partition on ' || source || '; rows of it elsewhere were written there directly.',
 					  HINT = 'Inspect them (SELECT * FROM inventory.partition_rows(' || partition || ') on the target); inventory.partition_delete(' || partition || ') there removes them.';
 		END IF;
 		-- the history first, while the calls go on: finished reservations
@@ -842,15 +907,25 @@ BEGIN
 			early := early + inventory_router._node_value('pgi_move_target', pg_catalog.format(
 				'SELECT inventory.partition_import(%L::jsonb)', batch))::bigint;
 		END LOOP;
-		-- the pause: calls for the partition wait here (cluster_for) from now
-		-- on, and this waits for those already running
+		-- the pause: calls for the partition wait (cluster_for) from the
+		-- moment this waits for the lock, this waits for those already
+		-- running, at most wait_for_calls.  A session lock: it outlives the
+		-- switch's commit, until both nodes committed
 		phase := 'pause';
-		PERFORM pg_catalog.pg_advisory_xact_lock(1885825394, partition);
+		saved_lock_timeout := pg_catalog.current_setting('lock_timeout');
+		PERFORM pg_catalog.set_config('lock_timeout',
+			(extract(epoch FROM wait_for_calls) * 1000)::bigint::text, false);
+		PERFORM pg_catalog.pg_advisory_lock(1885825394, partition);
+		PERFORM pg_catalog.pg_advisory_lock(1885825394, 64);
+		PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
 		paused := pg_catalog.clock_timestamp();
 		phase := 'copy';
-		PERFORM inventory_router._node_exec('pgi_move_source', 'BEGIN');
+		-- the rest, under the partition's locks on the source, in one
+		-- snapshot that the delete uses too
+		PERFORM inventory_router._node_exec('pgi_move_source', 'BEGIN ISOLATION LEVEL REPEATABLE READ');
 		frozen := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_freeze(%s)', partition))::bigint;
+		copy_snap := inventory_router._node_value('pgi_move_source', 'SELECT pg_catalog.pg_current_snapshot()::text');
 		PERFORM inventory_router._node_open('pgi_move_source', pg_catalog.format(
 			'SELECT table_name, row_data FROM inventory.partition_rows(%s, ''rest'', %L)', partition, snap));
 		LOOP
@@ -859,61 +934,93 @@ BEGIN
 			copied := copied + inventory_router._node_value('pgi_move_target', pg_catalog.format(
 				'SELECT inventory.partition_import(%L::jsonb)', batch))::bigint;
 		END LOOP;
+		phase := 'delete';
 		deleted := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_delete(%s)', partition))::bigint;
 		phase := 'prepare';
 		PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('PREPARE TRANSACTION %L', gid));
 		PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('PREPARE TRANSACTION %L', gid));
-		-- the copy becomes visible on the target before any call is sent there
-		phase := 'commit target';
-		PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('COMMIT PREPARED %L', gid));
+		-- writes that reached the source without this pause (a direct
+		-- connection) since the copy's snapshot would be deleted unseen
+		changed := inventory_router._node_value('pgi_move_source', pg_catalog.format(
+			'SELECT inventory.partition_changed_since(%s, %L)', partition, copy_snap))::bigint;
+		IF changed > 0 THEN
+			RAISE EXCEPTION 'rows of partition % were written on % during the move, not through the router', partition, source
+				USING ERRCODE = '40001',
+					  DETAIL = pg_catalog.format('%s row(s) changed after the copy''s snapshot; the move changed nothing.', changed),
+					  HINT = 'Stop what writes to the node directly for the partition''s tenants, then move again.';
+		END IF;
 	EXCEPTION WHEN OTHERS THEN
-		-- nothing moved: the source's transaction (prepared or not) is
-		-- undone, and the target's, unless it was committed (then
-		-- resolve_moves removes the copy)
+		-- nothing moved: both nodes' transactions (prepared or not) are
+		-- undone, and the calls go on on the source
+		GET STACKED DIAGNOSTICS err_state = RETURNED_SQLSTATE, err_text = MESSAGE_TEXT;
 		BEGIN
-			IF phase IN ('history', 'pause', 'copy', 'prepare') THEN
-				PERFORM inventory_router._node_exec('pgi_move_target', 'ROLLBACK');
-			END IF;
+			PERFORM pg_catalog.set_config('lock_timeout', coalesce(saved_lock_timeout, pg_catalog.current_setting('lock_timeout')), false);
+		EXCEPTION WHEN OTHERS THEN NULL;
+		END;
+		BEGIN
+			PERFORM inventory_router._node_exec('pgi_move_target', 'ROLLBACK');
 		EXCEPTION WHEN OTHERS THEN NULL;
 		END;
 		BEGIN
 			PERFORM inventory_router._node_exec('pgi_move_source', 'ROLLBACK');
 		EXCEPTION WHEN OTHERS THEN NULL;
 		END;
-		BEGIN
-			IF phase IN ('prepare', 'commit target') THEN
+		IF phase = 'prepare' THEN
+			BEGIN
 				PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('ROLLBACK PREPARED %L', gid));
-			END IF;
-		EXCEPTION WHEN OTHERS THEN NULL;
-		END;
-		BEGIN
-			IF phase IN ('prepare', 'commit target') THEN
+			EXCEPTION WHEN OTHERS THEN NULL;
+			END;
+			BEGIN
 				PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('ROLLBACK PREPARED %L', gid));
-			END IF;
-		EXCEPTION WHEN OTHERS THEN NULL;
-		END;
+			EXCEPTION WHEN OTHERS THEN NULL;
+			END;
+		END IF;
+		PERFORM pg_catalog.pg_advisory_unlock_all();
 		PERFORM inventory_router._node_disconnect('pgi_move_history');
 		PERFORM inventory_router._node_disconnect('pgi_move_source');
 		PERFORM inventory_router._node_disconnect('pgi_move_target');
+		IF phase = 'delete' AND err_state IN ('23503', '40001') THEN
+			-- the delete met rows written since the copy's snapshot
+			RAISE EXCEPTION 'rows of partition % were written on % during the move, not through the router', partition, source
+				USING ERRCODE = '40001',
+					  DETAIL = pg_catalog.format('Deleting the copied rows failed: %s; the move changed nothing.', err_text),
+					  HINT = 'Stop what writes to the node directly for the partition''s tenants, then move again.';
+		END IF;
 		RAISE;
 	END;
-	-- the switch: calls that waited run on the target from here
+	-- the switch, durable before either node commits: calls still wait
+	-- (the session lock) until both did
 	UPDATE inventory_router.placement p SET node = target, placed_at = pg_catalog.now()
 	 WHERE p.partition = move_partition.partition;
-	RAISE NOTICE 'partition % moved from % to %: % rows copied before the pause and % during it, % deleted on the source (% locked there), calls paused for % ms, % ms in all',
-		partition, source, target, early, copied, deleted, frozen,
-		round(extract(epoch FROM pg_catalog.clock_timestamp() - paused) * 1000),
-		round(extract(epoch FROM pg_catalog.clock_timestamp() - t0) * 1000);
 	COMMIT;
-	PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('COMMIT PREPARED %L', gid));
+	phase := 'commit';
+	BEGIN
+		PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('COMMIT PREPARED %L', gid));
+		PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('COMMIT PREPARED %L', gid));
+	EXCEPTION WHEN OTHERS THEN
+		PERFORM pg_catalog.pg_advisory_unlock(1885825394, 64);
+		PERFORM pg_catalog.pg_advisory_unlock(1885825394, partition);
+		PERFORM inventory_router._node_disconnect('pgi_move_history');
+		PERFORM inventory_router._node_disconnect('pgi_move_source');
+		PERFORM inventory_router._node_disconnect('pgi_move_target');
+		RAISE EXCEPTION 'partition % was switched to % but a node did not commit its half: %', partition, target, SQLERRM
+			USING ERRCODE = '55000',
+				  HINT = 'CALL inventory_router.resolve_moves() once both nodes answer: it commits the prepared transactions left.';
+	END;
+	pause_ms := round(extract(epoch FROM pg_catalog.clock_timestamp() - paused) * 1000);
+	PERFORM pg_catalog.pg_advisory_unlock(1885825394, 64);
+	PERFORM pg_catalog.pg_advisory_unlock(1885825394, partition);
 	PERFORM inventory_router._node_disconnect('pgi_move_history');
 	PERFORM inventory_router._node_disconnect('pgi_move_source');
 	PERFORM inventory_router._node_disconnect('pgi_move_target');
+	RAISE NOTICE 'partition % moved from % to %: % rows copied before the pause and % during it, % deleted on the source (% locked there), calls paused for % ms, % ms in all',
+		partition, source, target, early, copied, deleted, frozen, pause_ms,
+		round(extract(epoch FROM pg_catalog.clock_timestamp() - t0) * 1000);
 END
 $$;
-COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer) IS
-	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the partition''s history (partition_rows part history: finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then calls for the partition wait from the moment the move holds the partition''s lock (they run on the target once it is done; calls for other partitions run as usual): on the source, partition_freeze locks the tenants'' pending holds and stock, the rest of the partition (partition_rows part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move_<partition>_<source>_<target>), the target commits, the router switches the placement and commits (the calls go on, on the target), the source commits. Unpublished events move with new ids on the target and their event ids (the target''s relay publishes them; one that the source''s relay had sent is sent again, which consumers drop by event id). An error before the switch undoes everything; a crash of the router after the target committed leaves prepared transactions that resolve_moves finishes or undoes. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target or batch_rows), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target), and those of the nodes and dblink.';
+COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval) IS
+	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the history (partition_rows part history: locations, SKUs, stock locations, finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then the pause: calls for the partition wait from the moment the move asks for the partition''s lock, which it gets once the calls already running finished (at most wait_for_calls, else 55P03 and nothing changed); calls for the other partitions run as usual. On the source, in one snapshot: partition_freeze locks the tenants'' pending holds and stock, the rest (part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move.<partition>.<source>.<target>); writes that reached the source directly meanwhile (partition_changed_since) abort the move (40001, nothing changed); the router switches the placement and commits, the target commits, the source commits, and the calls go on, on the target. Unpublished events move with new ids on the target and their event ids (one the source''s relay was sending is sent again, which consumers drop by event id). An error before the switch undoes everything; if a node or the router fails after it, calls for the partition fail or wait until resolve_moves commits what is left. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target, batch_rows or wait_for_calls), 2D000 (inside a transaction block), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target, a node that did not commit after the switch), 55P03 (the calls running did not finish within wait_for_calls), 40001 (direct writes on the source during the move), and those of the nodes and dblink.';
 
 CREATE PROCEDURE inventory_router.resolve_moves()
 	LANGUAGE plpgsql
@@ -930,7 +1037,7 @@ BEGIN
 	FOR n IN SELECT d.name FROM inventory_router.node d ORDER BY d.name LOOP
 		PERFORM inventory_router._node_connect('pgi_resolve', n.name);
 		FOR g IN SELECT * FROM inventory_router._node_values('pgi_resolve',
-				'SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory_move\_%'' AND database = current_database()') LOOP
+				'SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory\_move.%'' AND database = current_database()') LOOP
 			SELECT q.partition, s.name, t.name INTO p, source, target
 			  FROM inventory_router.placement q, inventory_router.node s, inventory_router.node t
 			 WHERE g = inventory_router._move_gid(q.partition, s.name, t.name);
@@ -938,24 +1045,19 @@ BEGIN
 				RAISE WARNING 'prepared transaction % on node % names no partition and nodes this router knows: left alone', g, n.name;
 				CONTINUE;
 			END IF;
-			SELECT q.node INTO owner FROM inventory_router.placement q WHERE q.partition = p;
+			-- a move of this partition still running holds its row: leave it
+			SELECT q.node INTO owner FROM inventory_router.placement q
+			 WHERE q.partition = p FOR UPDATE SKIP LOCKED;
+			IF NOT FOUND THEN
+				RAISE NOTICE 'move of partition % from % to %: still running, left alone', p, source, target;
+				CONTINUE;
+			END IF;
 			IF owner = target THEN
 				PERFORM inventory_router._node_exec('pgi_resolve', pg_catalog.format('COMMIT PREPARED %L', g));
 				RAISE NOTICE 'move of partition % from % to %: committed its prepared transaction on %', p, source, target, n.name;
 			ELSE
 				PERFORM inventory_router._node_exec('pgi_resolve', pg_catalog.format('ROLLBACK PREPARED %L', g));
 				RAISE NOTICE 'move of partition % from % to %: undid its prepared transaction on %', p, source, target, n.name;
-				IF n.name = source THEN
-					-- the target may have committed its copy: remove it
-					PERFORM inventory_router._node_connect('pgi_resolve_target', target);
-					IF inventory_router._node_value('pgi_resolve_target', pg_catalog.format(
-							'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid = %L', g))::bigint = 0 THEN
-						PERFORM inventory_router._node_value('pgi_resolve_target', pg_catalog.format(
-							'SELECT inventory.partition_delete(%s)', p));
-						RAISE NOTICE 'move of partition % from % to %: removed the copy on %', p, source, target, target;
-					END IF;
-					PERFORM inventory_router._node_disconnect('pgi_resolve_target');
-				END IF;
 			END IF;
 			done := done + 1;
 		END LOOP;
@@ -965,12 +1067,12 @@ BEGIN
 END
 $$;
 COMMENT ON PROCEDURE inventory_router.resolve_moves() IS
-	'Finishes or undoes what an interrupted move_partition left on the nodes, by the placement: a prepared move transaction is committed where the placement names its target, else rolled back, and then a copy the target had committed is removed. Run it (as a superuser of the router and the nodes) after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
+	'Finishes or undoes what an interrupted move_partition left on the nodes, by the placement: a prepared move transaction is committed where the placement names its target (the switch was committed), rolled back where it does not (both halves, then, since a node commits its half only after the switch). A partition whose move is still running (its placement row locked) is left alone. Run it as a superuser of the router and the nodes after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
 
 REVOKE ALL ON FUNCTION inventory_router._node_connect(text, text),
 	inventory_router._node_disconnect(text), inventory_router._node_exec(text, text),
 	inventory_router._node_value(text, text), inventory_router._node_values(text, text),
 	inventory_router._node_open(text, text), inventory_router._node_fetch(text, integer),
 	inventory_router._move_gid(integer, text, text) FROM PUBLIC;
-REVOKE ALL ON PROCEDURE inventory_router.move_partition(integer, text, integer),
+REVOKE ALL ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval),
 	inventory_router.resolve_moves() FROM PUBLIC;

@@ -10,7 +10,7 @@
 -- Runs with pg_prove in a database where pgtap and pg_inventory exist.
 
 BEGIN;
-SELECT plan(285);
+SELECT plan(286);
 
 /* ------------------------------------------------------------------
  * Extension and schema
@@ -246,6 +246,7 @@ SELECT has_function('inventory', 'partition_rows', ARRAY['integer', 'text', 'pg_
 SELECT has_function('inventory', 'partition_freeze', ARRAY['integer'], 'partition_freeze(integer) exists (0.10)');
 SELECT has_function('inventory', 'partition_import', ARRAY['jsonb'], 'partition_import(jsonb) exists (0.10)');
 SELECT has_function('inventory', 'partition_delete', ARRAY['integer'], 'partition_delete(integer) exists (0.10)');
+SELECT has_function('inventory', 'partition_changed_since', ARRAY['integer', 'pg_snapshot'], 'partition_changed_since(integer, pg_snapshot) exists (0.10)');
 SELECT has_table('inventory', 'node_identity', 'inventory.node_identity exists (0.10)');
 SELECT has_function('inventory', 'advance_outbox_low_water', ARRAY['boolean'], 'advance_outbox_low_water(boolean) exists (0.7)');
 SELECT has_function('inventory', '_next_event_id', ARRAY['regclass'], '_next_event_id(regclass) exists (0.7)');

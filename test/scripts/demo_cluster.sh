@@ -227,7 +227,7 @@ for k in 1 2 3; do
 			count(*) FILTER (WHERE r.state = 'cancelled') AS cancelled,
 			count(*) FILTER (WHERE r.state = 'expired') AS expired,
 			count(*) FILTER (WHERE r.state = 'compensated') AS compensated,
-			min(r.id >> 53) || '-' || max(r.id >> 53) AS \"made on node\"
+			min(r.id >> 43) || '-' || max(r.id >> 43) AS \"made on node\"
 		FROM inventory.reservation r GROUP BY r.tenant ORDER BY r.tenant" | sed 's/^/   /'
 	echo "   events: $(cluster_val "node$k" -c "SELECT count(*) || ' in the outbox, ' || count(*) FILTER (WHERE published_at IS NOT NULL) || ' published by ' || coalesce(string_agg(DISTINCT claimed_by, ', '), 'none') FROM inventory.outbox")"
 done

@@ -22,7 +22,11 @@
 #     reserve and confirm through the router, 4 of them for a tenant of the
 #     partition: every call completes, nothing is lost or doubled, the
 #     events move along, the invariants hold; a refused move changes
-#     nothing; resolve_moves finishes or undoes an interrupted move.
+#     nothing (unknown node, rows on the target, inside a transaction
+#     block), nor one a direct write on the source aborts (40001);
+#     resolve_moves finishes or undoes an interrupted move and leaves a
+#     running one alone; a call at REPEATABLE READ (0A000); connection
+#     strings that could name a user refused.
 # Prints TAP (1..N, ok/not ok) and exits non-zero on any failure.
 #
 #   PG_BIN   PostgreSQL binaries (default /usr/lib/postgresql/15/bin); make
@@ -40,7 +44,7 @@ source test/scripts/cluster_env.sh
 # shellcheck source=test/scripts/tap.sh
 source test/scripts/tap.sh
 
-PLAN=32
+PLAN=38
 WORK=$(mktemp -d /tmp/pg_inventory_router_test.XXXXXX)
 chmod 755 "$WORK"   # the servers run as postgres under it
 CLUSTER_DIR=$WORK/cluster
@@ -246,7 +250,7 @@ check "check_invariants through the router: clean on every node after the move" 
 	"" "$(qa ops router -c "SELECT * FROM inventory.check_invariants()")"
 # an interrupted move: the source prepared its half, the router did not
 # switch (resolve_moves undoes it), then one where it did (it commits it)
-gid="pg_inventory_move_${P}_${to}_${from}"
+gid="pg_inventory_move.${P}.${to}.${from}"
 before_total=$(cluster_val "$to" -c "SELECT count(*) FROM inventory.reservation WHERE tenant = 'acme'")
 cluster_sql "$to" -c "BEGIN" -c "SELECT inventory.partition_freeze($P)" -c "SELECT inventory.partition_delete($P)" \
 	-c "PREPARE TRANSACTION '$gid'" >/dev/null
@@ -261,6 +265,70 @@ check "resolve_moves commits the prepared half where the router did switch" \
 	"0|1" "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")|$(cluster_val "$from" -c "SELECT count(*) FROM inventory.location WHERE tenant = 'acme' AND location = 'stray'")"
 cluster_sql "$from" -c "DELETE FROM inventory.location WHERE tenant = 'acme' AND location = 'stray'" >/dev/null
 cluster_sql router -c "UPDATE inventory_router.placement SET node = '$to' WHERE partition = $P" >/dev/null
+
+# acme is on $to again.  A move that cannot be done changes nothing:
+# inside a transaction block (2D000), a direct write on the source while it
+# copies (40001: the write would be deleted unseen)
+acme_rows=$(cluster_val "$to" -c "SELECT count(*) FROM inventory.partition_rows($P)")
+check "CALL move_partition inside a transaction block: 2D000 before anything, acme stays whole on $to" \
+	"2D000|$to|$acme_rows|0" "$(qa mover router -c "BEGIN" -c "CALL inventory_router.move_partition($P, '$from')" 2>&1 | sed -n 's/^ERROR:  //p')|$(
+		cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
+		cluster_val "$to" -c "SELECT count(*) FROM inventory.partition_rows($P)")|$(
+		cluster_val "$from" -c "SELECT count(*) FROM inventory.partition_rows($P)")"
+# a share lock on the source's reservation_archive: the move copies, then
+# waits to delete (in the snapshot it copied in); meanwhile ops restocks a
+# new SKU directly on the source; then let the move go on
+mkfifo "$WORK/hold.in"
+cluster_sql "$to" -c "BEGIN" -c "LOCK TABLE inventory.reservation_archive IN SHARE MODE" \
+	-f "$WORK/hold.in" >/dev/null 2>&1 &
+hold_pid=$!
+exec 7>"$WORK/hold.in"
+qa mover router -c "CALL inventory_router.move_partition($P, '$from')" >"$WORK/move2.log" 2>&1 &
+move2_pid=$!
+deadline=$((SECONDS + 30))
+until [ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_inventory_router_move' AND wait_event_type = 'Lock'")" -ge 1 ] ||
+	[ $SECONDS -ge $deadline ]; do sleep 0.05; done
+direct=$(qa ops "$to" -c "SELECT inventory.restock('acme', 'direct-1', 'sku-direct', 5)")
+echo "COMMIT;" >&7
+exec 7>&-
+wait "$hold_pid"
+wait "$move2_pid"
+check "a direct write on the source while the move copies: 40001, nothing moved, the write kept" \
+	"5|40001|$to|0|1" "$direct|$(sed -n 's/^ERROR:  //p' "$WORK/move2.log")|$(cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
+		cluster_val "$from" -c "SELECT count(*) FROM inventory.partition_rows($P)")|$(
+		cluster_val "$to" -c "SELECT count(*) FROM inventory.stock_ledger WHERE tenant = 'acme' AND request_key = 'direct-1'")"
+check "after it, no prepared transaction and no lock is left, calls for acme go on" \
+	"0|0|reserved" "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")|$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")|$(
+		qa app router -c "SELECT status FROM inventory.reserve('acme', 'after-40001', 'sku-1', 1)")"
+check "a call inside a REPEATABLE READ transaction on the router: 0A000 (it would route by an old placement)" \
+	"0A000" "$(qa app router -c "BEGIN ISOLATION LEVEL REPEATABLE READ" -c "SELECT status FROM inventory.lookup('acme', 'after-40001')" 2>&1 | sed -n 's/^ERROR:  //p')"
+check "a node's connection string as a URI or with service=: refused (22023)" \
+	"22023|22023" "$(cluster_sql router -v VERBOSITY=sqlstate -c "SELECT inventory_router.set_node('node9', 'postgresql://127.0.0.1/inventory?user=mover')" 2>&1 | sed -n 's/^ERROR:  //p')|$(
+		cluster_sql router -v VERBOSITY=sqlstate -c "SELECT inventory_router.set_node('node9', 'service=inv')" 2>&1 | sed -n 's/^ERROR:  //p')"
+# a move held at its switch (a session holds the configuration's version
+# row): both nodes have prepared their half; resolve_moves leaves the
+# running move alone, then the move finishes; by a superuser whose name
+# needs quoting
+cluster_role Mover2 Mover2-secret SUPERUSER
+mkfifo "$WORK/hold2.in"
+cluster_sql router -c "BEGIN" -c "SELECT * FROM inventory_router.cluster_version FOR UPDATE" \
+	-f "$WORK/hold2.in" >/dev/null 2>&1 &
+hold_pid=$!
+exec 7>"$WORK/hold2.in"
+qa Mover2 router -c "CALL inventory_router.move_partition($P, '$from')" >"$WORK/move3.log" 2>&1 &
+move3_pid=$!
+deadline=$((SECONDS + 30))
+until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
+	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+resolved=$(as mover router -q -c "CALL inventory_router.resolve_moves()" 2>&1 | grep -c 'still running, left alone')
+echo "COMMIT;" >&7
+exec 7>&-
+wait "$hold_pid"
+wait "$move3_pid"; rc3=$?
+check "resolve_moves leaves a move that is still running alone; the move (by \"Mover2\") then finishes" \
+	"2|0|$from|0|0" "$resolved|$rc3|$(cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
+		cluster_val "$to" -c "SELECT count(*) FROM inventory.partition_rows($P)")|$(
+		cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")"
 
 check "check_invariants through the router: clean on every node at the end" \
 	"" "$(qa ops router -c "SELECT * FROM inventory.check_invariants()")"

@@ -473,7 +473,7 @@ BEGIN ATOMIC
 			   AND NOT inventory._visible_in(x.xmin, copy_snapshot));
 END;
 COMMENT ON FUNCTION inventory.partition_changed_since(integer, pg_snapshot) IS
-	'0.10, for a partition move: how many rows of the tenants of partition were written after copy_snapshot (the snapshot the move copied and deleted them in) and are visible now: writes that reached this node without the router''s pause (a direct connection, a tool), which the move would otherwise delete unseen; the move aborts (40001) when there are any. Events are not counted (a relay marks them published meanwhile; the move copies the unpublished ones). Superusers only. Errors: 42501.';
+	'0.10, for a partition move: how many rows of the tenants of partition were written after copy_snapshot (taken before the move copied them) and are visible now (the move''s prepared delete keeps the rows it deleted visible to others): writes that reached this node without the router''s pause (a direct connection, a tool), which the move would otherwise delete unseen; the move aborts (40001) when there are any. Events are not counted (a relay marks them published meanwhile; the move copies the unpublished ones). Superusers only. Errors: 42501.';
 
 REVOKE ALL ON FUNCTION inventory.node_number(), inventory.set_node_number(integer),
 	inventory.partition_rows(integer, text, pg_snapshot), inventory.partition_freeze(integer),

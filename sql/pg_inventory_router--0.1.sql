@@ -920,9 +920,12 @@ BEGIN
 		PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
 		paused := pg_catalog.clock_timestamp();
 		phase := 'copy';
-		-- the rest, under the partition's locks on the source, in one
-		-- snapshot that the delete uses too
-		PERFORM inventory_router._node_exec('pgi_move_source', 'BEGIN ISOLATION LEVEL REPEATABLE READ');
+		-- the rest, under the partition's locks on the source (READ
+		-- COMMITTED: a relay marking events published meanwhile is waited
+		-- for, not a serialization failure); copy_snap is taken before the
+		-- copy's own snapshot, so that anything the copy may miss is newer
+		-- than it
+		PERFORM inventory_router._node_exec('pgi_move_source', 'BEGIN');
 		frozen := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_freeze(%s)', partition))::bigint;
 		copy_snap := inventory_router._node_value('pgi_move_source', 'SELECT pg_catalog.pg_current_snapshot()::text');
@@ -941,7 +944,9 @@ BEGIN
 		PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('PREPARE TRANSACTION %L', gid));
 		PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('PREPARE TRANSACTION %L', gid));
 		-- writes that reached the source without this pause (a direct
-		-- connection) since the copy's snapshot would be deleted unseen
+		-- connection) since the copy's snapshot were deleted unseen (the
+		-- prepared delete keeps them visible to this check) or are left
+		-- behind
 		changed := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_changed_since(%s, %L)', partition, copy_snap))::bigint;
 		IF changed > 0 THEN
@@ -1020,7 +1025,7 @@ BEGIN
 END
 $$;
 COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval) IS
-	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the history (partition_rows part history: locations, SKUs, stock locations, finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then the pause: calls for the partition wait from the moment the move asks for the partition''s lock, which it gets once the calls already running finished (at most wait_for_calls, else 55P03 and nothing changed); calls for the other partitions run as usual. On the source, in one snapshot: partition_freeze locks the tenants'' pending holds and stock, the rest (part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move.<partition>.<source>.<target>); writes that reached the source directly meanwhile (partition_changed_since) abort the move (40001, nothing changed); the router switches the placement and commits, the target commits, the source commits, and the calls go on, on the target. Unpublished events move with new ids on the target and their event ids (one the source''s relay was sending is sent again, which consumers drop by event id). An error before the switch undoes everything; if a node or the router fails after it, calls for the partition fail or wait until resolve_moves commits what is left. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target, batch_rows or wait_for_calls), 2D000 (inside a transaction block), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target, a node that did not commit after the switch), 55P03 (the calls running did not finish within wait_for_calls), 40001 (direct writes on the source during the move), and those of the nodes and dblink.';
+	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the history (partition_rows part history: locations, SKUs, stock locations, finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then the pause: calls for the partition wait from the moment the move asks for the partition''s lock, which it gets once the calls already running finished (at most wait_for_calls, else 55P03 and nothing changed); calls for the other partitions run as usual. On the source: partition_freeze locks the tenants'' pending holds and stock, the rest (part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move.<partition>.<source>.<target>); writes that reached the source directly meanwhile (partition_changed_since) abort the move (40001, nothing changed); the router switches the placement and commits, the target commits, the source commits, and the calls go on, on the target. Unpublished events move with new ids on the target and their event ids (one the source''s relay was sending is sent again, which consumers drop by event id). An error before the switch undoes everything; if a node or the router fails after it, calls for the partition fail or wait until resolve_moves commits what is left. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target, batch_rows or wait_for_calls), 2D000 (inside a transaction block), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target, a node that did not commit after the switch), 55P03 (the calls running did not finish within wait_for_calls), 40001 (direct writes on the source during the move), and those of the nodes and dblink.';
 
 CREATE PROCEDURE inventory_router.resolve_moves()
 	LANGUAGE plpgsql

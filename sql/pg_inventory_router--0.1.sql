@@ -173,18 +173,20 @@ COMMENT ON FUNCTION inventory_router.cluster_all_paused() IS
 CREATE FUNCTION inventory_router.cluster_for(tenant text)
 	RETURNS text
 	LANGUAGE plpgsql VOLATILE
-	SET search_path = pg_catalog, pg_temp
 AS $$
+-- on every call: no SET clause (its cost per call), every name qualified
 BEGIN
 	IF tenant IS NULL THEN
 		RAISE EXCEPTION 'argument "tenant" must not be null'
 			USING ERRCODE = '22023', DETAIL = 'The value given is NULL.';
 	END IF;
-	PERFORM inventory_router._require_read_committed();
+	IF pg_catalog.current_setting('transaction_isolation') OPERATOR(pg_catalog.<>) 'read committed' THEN
+		PERFORM inventory_router._require_read_committed();
+	END IF;
 	-- shared: calls for a partition run side by side; a move holds it
 	-- exclusively, and a call that waited here reads the new placement
 	PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885825394,
-		inventory_router.partition_of(tenant));
+		pg_catalog.hashtext(tenant) OPERATOR(pg_catalog.&) 63);
 	RETURN 'pg_inventory';
 END
 $$;
@@ -252,20 +254,13 @@ COMMENT ON FUNCTION inventory_router.set_node(text, text) IS
 
 CREATE FUNCTION plproxy.get_cluster_version(cluster_name text)
 	RETURNS integer
-	LANGUAGE plpgsql STABLE
-	SECURITY DEFINER
-	SET search_path = pg_catalog, pg_temp
-AS $$
-BEGIN
-	IF cluster_name IS DISTINCT FROM 'pg_inventory' THEN
-		RAISE EXCEPTION 'unknown PL/Proxy cluster %', coalesce(pg_catalog.quote_literal(cluster_name), 'NULL')
-			USING ERRCODE = '42704', DETAIL = 'This router defines the cluster "pg_inventory" only.';
-	END IF;
-	RETURN (SELECT v.version FROM inventory_router.cluster_version v);
-END
-$$;
+	LANGUAGE sql STABLE
+	-- on every call: plain SQL, no SET clause, every name qualified; the
+	-- version is readable by PUBLIC
+	RETURN (SELECT v.version FROM inventory_router.cluster_version v
+			 WHERE cluster_name OPERATOR(pg_catalog.=) 'pg_inventory');
 COMMENT ON FUNCTION plproxy.get_cluster_version(text) IS
-	'PL/Proxy calls it at every call: the version of the cluster "pg_inventory" (inventory_router.cluster_version). Errors: 42704 for another cluster.';
+	'PL/Proxy calls it at every call: the version of the cluster "pg_inventory" (inventory_router.cluster_version); NULL for another cluster, which PL/Proxy reports as an error. Errors: none.';
 
 CREATE FUNCTION plproxy.get_cluster_partitions(cluster_name text)
 	RETURNS SETOF text
@@ -276,7 +271,10 @@ AS $$
 DECLARE
 	missing integer;
 BEGIN
-	PERFORM plproxy.get_cluster_version(cluster_name);
+	IF cluster_name IS DISTINCT FROM 'pg_inventory' THEN
+		RAISE EXCEPTION 'unknown PL/Proxy cluster %', coalesce(pg_catalog.quote_literal(cluster_name), 'NULL')
+			USING ERRCODE = '42704', DETAIL = 'This router defines the cluster "pg_inventory" only.';
+	END IF;
 	SELECT p INTO missing FROM pg_catalog.generate_series(0, 63) AS p
 	 WHERE NOT EXISTS (SELECT 1 FROM inventory_router.placement q WHERE q.partition = p)
 	 ORDER BY p LIMIT 1;
@@ -300,7 +298,10 @@ CREATE FUNCTION plproxy.get_cluster_config(cluster_name text, OUT key text, OUT 
 	SET search_path = pg_catalog, pg_temp
 AS $$
 BEGIN
-	PERFORM plproxy.get_cluster_version(cluster_name);
+	IF cluster_name IS DISTINCT FROM 'pg_inventory' THEN
+		RAISE EXCEPTION 'unknown PL/Proxy cluster %', coalesce(pg_catalog.quote_literal(cluster_name), 'NULL')
+			USING ERRCODE = '42704', DETAIL = 'This router defines the cluster "pg_inventory" only.';
+	END IF;
 	RETURN QUERY SELECT s.key, s.val FROM inventory_router.cluster_setting s ORDER BY s.key;
 END
 $$;
@@ -724,6 +725,7 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA inventory_router FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA inventory FROM PUBLIC;
 REVOKE ALL ON ALL TABLES IN SCHEMA inventory_router FROM PUBLIC;
 GRANT USAGE ON SCHEMA inventory_router, plproxy TO PUBLIC;
+GRANT SELECT ON inventory_router.cluster_version TO PUBLIC;
 GRANT EXECUTE ON FUNCTION inventory_router.cluster_for(text),
 	inventory_router.cluster_all(), inventory_router.cluster_all_paused(),
 	inventory_router._require_read_committed(),

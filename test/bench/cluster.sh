@@ -135,7 +135,7 @@ run() {
 	esac
 	r0=$(cpu_ticks router)
 	for k in $(seq 1 "$n"); do nodes0=$((nodes0 + $(cpu_ticks "node$k"))); done
-	PGPASSWORD=app-secret pgbench -n -M prepared -h 127.0.0.1 -p "$port" -U app -d "$db" \
+	PGPASSWORD=app-secret pgbench -n -M prepared -h 127.0.0.1 -p "$port" -U app "$db" \
 		-c "$CLIENTS" -j 2 -T "$SECS" -D pfx="'$what.$n.$round'" -D n=0 -f "$sc" \
 		>"$WORK/pgbench.$what.$n.$round.log" 2>&1 || { cat "$WORK/pgbench.$what.$n.$round.log"; die "pgbench $what $n $round"; }
 	no_clients router || true

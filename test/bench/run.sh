@@ -395,11 +395,11 @@ run_point() {
 	if [ "$comp" = ext_read ]; then
 		# the availability reader, side by side for the same time
 		rout=$WORK/pgbench.$pfx.reader.log
-		pgbench -n -M prepared -d bench -U bench_app -c "$READERS" -j "$READERS" -T "$SECS" \
+		pgbench -n -M prepared bench -U bench_app -c "$READERS" -j "$READERS" -T "$SECS" \
 			-D tenant=bench -f "$SCRIPTS/avail_ext.sql" >"$rout" 2>&1 &
 		reader_pid=$!
 	fi
-	if ! PGOPTIONS=$options pgbench "${conn[@]}" -n -M prepared -d "$db" -U "$user" -c "$clients" -j "$jobs" -T "$SECS" \
+	if ! PGOPTIONS=$options pgbench "${conn[@]}" -n -M prepared "$db" -U "$user" -c "$clients" -j "$jobs" -T "$SECS" \
 		-D pfx="$pfx" -D n=0 -D hot=$hot -D hotsku=$hotsku -D tenant=$tenant -D nskus="$SCALE_SKUS" \
 		-f "$script" >"$out" 2>&1; then
 		tail -n 20 "$out"
@@ -789,7 +789,7 @@ log "relay 1/6: NOTIFY's cost, uniform reserve at 8 clients without / with a NOT
 notify_trigger bench off
 # a short warm-up (not counted), so that round 1's first point does not
 # pay alone for a cold start
-pgbench -n -M prepared -d bench -U bench_app -c 8 -j 2 -T 3 -D pfx=notify.warmup -D n=0 \
+pgbench -n -M prepared bench -U bench_app -c 8 -j 2 -T 3 -D pfx=notify.warmup -D n=0 \
 	-D hot=0 -D hotsku=0 -f "$SCRIPTS/reserve_ext.sql" >"$WORK/pgbench.notify.warmup.log" 2>&1 ||
 	{ tail -n 20 "$WORK/pgbench.notify.warmup.log"; die "pgbench notify warm-up"; }
 sql -d bench -c CHECKPOINT
@@ -883,7 +883,7 @@ steady_run() {
 	sampler=$!
 	out=$WORK/pgbench.steady.$name.log
 	t0=$(val -d bench_relay -c 'SELECT extract(epoch FROM clock_timestamp())')
-	pgbench -n -M prepared -d bench_relay -U bench_app -c 8 -j 2 -T "$STEADY_SECS" \
+	pgbench -n -M prepared bench_relay -U bench_app -c 8 -j 2 -T "$STEADY_SECS" \
 		--rate="$STEADY_RATE" -D pfx="steady.$name" -D n=0 -D hot=0 -D hotsku=0 \
 		-f "$SCRIPTS/reserve_ext.sql" >"$out" 2>&1 || rc=$?
 	t1=$(val -d bench_relay -c 'SELECT extract(epoch FROM clock_timestamp())')
@@ -979,11 +979,11 @@ held_run() {
 	# the worker's purge beside the relay, with a retention of HOLD_RETENTION s
 	PURGE_RETENTION=$HOLD_RETENTION relay_bg "$WORK/relay.held.$name.log" --name "bench-held-$name"
 	probe=$WORK/probe.$name
-	pgbench -n -M extended -d bench_relay -U postgres -c 1 -R 5 -T "$HOLD_SECS" -l --log-prefix="$probe" \
+	pgbench -n -M extended bench_relay -U postgres -c 1 -R 5 -T "$HOLD_SECS" -l --log-prefix="$probe" \
 		-f "$SCRIPTS/claim_probe.sql" >"$WORK/probeout.$name" 2>&1 &
 	local probe_pid=$!
 	out=$WORK/pgbench.held.$name.log
-	pgbench -n -M prepared -d bench_relay -U bench_app -c 8 -j 2 -T "$HOLD_SECS" \
+	pgbench -n -M prepared bench_relay -U bench_app -c 8 -j 2 -T "$HOLD_SECS" \
 		--rate="$HOLD_RATE" -D pfx="held.$name" -D n=0 \
 		-f "$SCRIPTS/reserve_cancel_ext.sql" >"$out" 2>&1 || rc=$?
 	wait "$probe_pid" || rc=$?
@@ -1214,7 +1214,7 @@ pg_stop fast
 pg_start
 sql -d bench -c 'CREATE EXTENSION pg_stat_statements' -c 'SELECT pg_stat_statements_reset()' >/dev/null
 PROF_OUT=$WORK/pgbench.profile.log
-pgbench -n -M prepared -d bench -U bench_app -c 8 -j 2 -T "$SECS" -D pfx=profile.ext.c8 -D n=0 \
+pgbench -n -M prepared bench -U bench_app -c 8 -j 2 -T "$SECS" -D pfx=profile.ext.c8 -D n=0 \
 	-D hot=0 -D hotsku=0 -f "$SCRIPTS/reserve_ext.sql" >"$PROF_OUT" 2>&1 || { cat "$PROF_OUT"; die "profile pgbench"; }
 PROF_TPS=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)/\1/p' "$PROF_OUT")
 val -d bench -F $'\t' -f - >"$WORK/profile.tsv" <<'SQL'

@@ -366,12 +366,12 @@ cat <<EOF
   alongside, as inventory_operator (4 calls/s): expire_due(500) x3, a delivery of a best seller to one location x1
 EOF
 start_epoch=$(op_val -c 'SELECT extract(epoch FROM clock_timestamp())')
-pgbench -n -M prepared -d demo -U inventory_operator -c 1 -j 1 -T "$SECONDS_RUN" -R 4 \
+pgbench -n -M prepared demo -U inventory_operator -c 1 -j 1 -T "$SECONDS_RUN" -R 4 \
 	-f "$BENCH/operator_expire.sql@3" -f "$BENCH/operator_restock.sql@1" \
 	>"$WORK/operator.log" 2>&1 &
 op_pid=$!
 shop_rc=0
-pgbench -n -M prepared -d demo -U shop_app -c "$CLIENTS" -j "$JOBS" -T "$SECONDS_RUN" -P 5 \
+pgbench -n -M prepared demo -U shop_app -c "$CLIENTS" -j "$JOBS" -T "$SECONDS_RUN" -P 5 \
 	-f "$BENCH/shop_reserve.sql@7" -f "$BENCH/shop_cart.sql@3" \
 	>"$WORK/shop.log" 2>"$WORK/shop.err" || shop_rc=$?
 op_rc=0

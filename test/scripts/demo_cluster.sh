@@ -172,7 +172,7 @@ TO=$(cluster_val router -c "SELECT name FROM inventory_router.node WHERE name <>
 move_pid=$!
 echo "  at ${move_at}s: acme's partition $P moves from $FROM to $TO"
 shop_rc=0
-PGPASSWORD=shop_app-secret pgbench -n -h 127.0.0.1 -p "${CLUSTER_PORT[router]}" -U shop_app -d inventory_router \
+PGPASSWORD=shop_app-secret pgbench -n -h 127.0.0.1 -p "${CLUSTER_PORT[router]}" -U shop_app inventory_router \
 	-c "$CLIENTS" -j "$JOBS" -T "$SECONDS_RUN" -P 5 -f test/bench/demo/cluster_shop.sql \
 	>"$WORK/shop.log" 2>"$WORK/shop.err" || shop_rc=$?
 grep '^progress' "$WORK/shop.err" | sed 's/^/  /' || true

@@ -218,7 +218,7 @@ qa ops router -c "SELECT inventory.restock(t, 'load', 'sku-1', 1000) FROM unnest
 # 4 clients each through the router, while the partition moves
 for t in acme hooli; do
 	PGPASSWORD=app-secret "$PG_BIN/pgbench" -n -h 127.0.0.1 -p "${CLUSTER_PORT[router]}" -U app \
-		-d inventory_router -c 4 -j 2 -t 60 -D tenant="'$t'" -D n=0 \
+		inventory_router -c 4 -j 2 -t 60 -D tenant="'$t'" -D n=0 \
 		-f test/router/reserve_confirm.sql >"$WORK/pgbench.$t.log" 2>&1 &
 	eval "pid_$t=\$!"
 done

@@ -112,20 +112,10 @@ trap cleanup EXIT
 
 # ------------------------------------------------------------------ 1
 step "1. packages and build"
-bash test/scripts/deps.sh
-if ! { make -s && make -s install; } >"$WORK/build.log" 2>&1; then
-	tail -n 60 "$WORK/build.log"
-	die "build failed"
-fi
+# shellcheck source=test/scripts/demo_build.sh
+source test/scripts/demo_build.sh
+demo_build "$WORK"
 echo "pg_inventory built and installed"
-if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-	cmake --build build -j "$(nproc)" --target inventory-relay inventory-fulfiller; } \
-	>"$WORK/cmake.log" 2>&1; then
-	tail -n 60 "$WORK/cmake.log"
-	die "cmake build of inventory-relay / inventory-fulfiller failed"
-fi
-RELAY=build/src/relay/inventory-relay
-FULFILLER=build/src/fulfiller/inventory-fulfiller
 echo "inventory-relay and inventory-fulfiller built in build/"
 
 # ------------------------------------------------------------------ 2

@@ -58,19 +58,9 @@ trap cleanup EXIT
 
 # ------------------------------------------------------------------ 1
 step "1. packages and build"
-bash test/scripts/deps.sh
-if ! { make -s && make -s install; } >"$WORK/build.log" 2>&1; then
-	tail -n 60 "$WORK/build.log"
-	die "build failed"
-fi
-if ! { cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo &&
-	cmake --build build -j "$(nproc)" --target inventory-relay inventory-fulfiller; } \
-	>"$WORK/cmake.log" 2>&1; then
-	tail -n 60 "$WORK/cmake.log"
-	die "cmake build of inventory-relay / inventory-fulfiller failed"
-fi
-RELAY=build/src/relay/inventory-relay
-FULFILLER=build/src/fulfiller/inventory-fulfiller
+# shellcheck source=test/scripts/demo_build.sh
+source test/scripts/demo_build.sh
+demo_build "$WORK"
 echo "pg_inventory, pg_inventory_router, inventory-relay and inventory-fulfiller built"
 
 # ------------------------------------------------------------------ 2

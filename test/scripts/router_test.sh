@@ -189,13 +189,39 @@ check "worker_status through the router: a row per node" \
 	"3" "$(qa ops router -c "SELECT count(*) FROM inventory.worker_status()")"
 
 # ------------------------------------------------------------ a node stopped
+# under load: one client per tenant of the other nodes reserves and
+# confirms through the router for 4 s, and the node stops meanwhile
 down=$(cluster_val router -c "SELECT inventory_router.node_of('umbrella')")
 k_down=${down#node}
-cluster_stop_node "$k_down" fast
 up_tenants=$(cluster_val router -c "SELECT string_agg(t, ' ' ORDER BY t) FROM unnest(ARRAY[$TENANTS]) AS t
 	WHERE inventory_router.node_of(t) <> '$down'")
-got=$(for t in $up_tenants; do qa app router -c "SELECT status FROM inventory.reserve('$t', 'while-down', 'sku-1', 1)"; done | sort -u)
-check "$down stopped: tenants on the other nodes reserve as before ($up_tenants)" "reserved" "$got"
+qa ops router -c "SELECT count(inventory.restock(t, 'down-load', 'sku-1', 1000))
+	FROM unnest(string_to_array('$up_tenants', ' ')) AS t" >/dev/null
+load_pids=()
+for t in $up_tenants; do
+	PGPASSWORD=app-secret "$PG_BIN/pgbench" -n -h 127.0.0.1 -p "${CLUSTER_PORT[router]}" -U app \
+		inventory_router -c 1 -T 4 -D tenant="'$t'" -D pfx="'down'" -D n=0 \
+		-f test/router/reserve_confirm.sql >"$WORK/pgbench.down.$t.log" 2>&1 &
+	load_pids+=($!)
+done
+deadline=$((SECONDS + 30))
+until [ "$(qa app router -c "SELECT count(*) FROM unnest(string_to_array('$up_tenants', ' ')) AS t,
+		LATERAL inventory.lookup(t, 'down-0-10') AS o WHERE o.status <> 'not_found'")" -ge 1 ] ||
+	[ $SECONDS -ge $deadline ]; do sleep 0.05; done
+cluster_stop_node "$k_down" fast
+running=0
+for p in "${load_pids[@]}"; do kill -0 "$p" 2>/dev/null && running=$((running + 1)); done
+load_rc=0
+for p in "${load_pids[@]}"; do wait "$p" || load_rc=1; done
+load_failed=$(for t in $up_tenants; do
+	sed -n 's/^number of failed transactions: \([0-9]*\).*/\1/p' "$WORK/pgbench.down.$t.log"; done | tr '\n' ' ')
+made=$(for t in $up_tenants; do
+	qa app router -c "SELECT count(*) FILTER (WHERE o.state = 'confirmed') FROM generate_series(1, 20) AS g,
+		LATERAL inventory.lookup('$t', 'down-0-' || g) AS o"; done | tr '\n' ' ')
+check "$down stopped under load: the load still ran once it was down, and every call for the tenants of the other nodes completed ($up_tenants: no failed call, their first 20 confirmed)" \
+	"running|0|$(for t in $up_tenants; do echo 0; done | tr '\n' ' ')|$(for t in $up_tenants; do echo 20; done | tr '\n' ' ')" \
+	"$([ "$running" -ge 1 ] && echo running || echo finished)|$load_rc|$load_failed|$made"
+
 t0=$SECONDS
 err=$(qa app router -c "SELECT status FROM inventory.reserve('umbrella', 'while-down', 'sku-1', 1)" 2>&1)
 check "$down stopped: a call for its tenant fails within 5 s, naming the connection" \
@@ -218,7 +244,7 @@ qa ops router -c "SELECT inventory.restock(t, 'load', 'sku-1', 1000) FROM unnest
 # 4 clients each through the router, while the partition moves
 for t in acme hooli; do
 	PGPASSWORD=app-secret "$PG_BIN/pgbench" -n -h 127.0.0.1 -p "${CLUSTER_PORT[router]}" -U app \
-		inventory_router -c 4 -j 2 -t 60 -D tenant="'$t'" -D n=0 \
+		inventory_router -c 4 -j 2 -t 60 -D tenant="'$t'" -D pfx="'mv'" -D n=0 \
 		-f test/router/reserve_confirm.sql >"$WORK/pgbench.$t.log" 2>&1 &
 	eval "pid_$t=\$!"
 done

@@ -58,7 +58,8 @@
 # pass with pg_stat_statements (reserve at 8 clients).
 #
 # Writes test/bench/RESULTS.md, test/bench/throughput.png and
-# test/bench/flash_sale.png.
+# test/bench/flash_sale.png, and (test/bench/cluster.sh, at the end)
+# test/bench/CLUSTER.md.
 #
 # Knobs:
 #   BENCH_QUICK=1        1 round of 5 s points, 100,000 expire rows (development)

@@ -80,7 +80,7 @@ BEGIN
 		IF last IS NOT NULL AND (last < lo OR last > hi) THEN
 			RAISE EXCEPTION 'this node already made ids outside the range of node number %', node_number
 				USING ERRCODE = '55000',
-					  DETAIL = pg_catalog.format('Sequence inventory.%s is at %s; node %s draws from %s to %s.',
+					  DETAIL = pg_catalog.format('Sequence inventory.%s is at %s; node %s draws its values from %s to %s (a reservation id is 4 times the value of reservation_id_seq plus its ring).',
 												 seqs[k], last, node_number, lo, hi),
 					  HINT = 'Number a node before its first call; a server that already holds data keeps number 0 (the default) and the new nodes take 1, 2, ...';
 		END IF;

@@ -50,7 +50,7 @@ CREATE TABLE inventory_router.node (
 	connstr		text NOT NULL
 				CHECK (connstr <> ''
 					   AND connstr !~* '^[a-z]+://'
-					   AND connstr !~* '(^|[[:space:]])(user|password|service)[[:space:]]*='),
+					   AND connstr !~* '(^|[[:space:]'']|\\)(user|password|service)[[:space:]]*='),
 	added_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
 );
 COMMENT ON TABLE inventory_router.node IS
@@ -63,8 +63,11 @@ COMMENT ON COLUMN inventory_router.node.connstr IS
 CREATE TABLE inventory_router.placement (
 	partition	integer PRIMARY KEY CHECK (partition BETWEEN 0 AND 63),
 	node		text NOT NULL REFERENCES inventory_router.node (name),
-	placed_at	timestamptz NOT NULL DEFAULT pg_catalog.now()
+	placed_at	timestamptz NOT NULL DEFAULT pg_catalog.now(),
+	moving_to	text REFERENCES inventory_router.node (name)
 );
+COMMENT ON COLUMN inventory_router.placement.moving_to IS
+	'Set while a move of the partition commits on its nodes (move_partition, resolve_moves): calls for the partition then fail at once (PL/Proxy cannot connect to "pg_inventory_partition_<p>_is_moving_to_<node>"), never read a half-committed copy; NULL otherwise.';
 COMMENT ON TABLE inventory_router.placement IS
 	'Which node owns each of the 64 tenant partitions (a tenant''s partition: inventory_router.partition_of). Filled by inventory_router.place_partitions; a partition that holds tenants changes node only by a move (README, "Moving a partition"): changing a row by hand sends its tenants'' calls to a node without their data.';
 
@@ -121,7 +124,7 @@ CREATE FUNCTION inventory_router.node_of(tenant text)
 	RETURN (SELECT p.node FROM inventory_router.placement p
 			WHERE p.partition = inventory_router.partition_of(tenant));
 COMMENT ON FUNCTION inventory_router.node_of(text) IS
-	'The node that owns tenant (through its partition); NULL when the partition is not placed. For operators; calls route the same way.';
+	'The node that owns tenant (through its partition); NULL when the partition is not placed (while it moves: still the source). For operators (GRANT EXECUTE on it: README section 10); calls route the same way. Errors: none.';
 
 CREATE FUNCTION inventory_router._require_read_committed()
 	RETURNS void
@@ -283,7 +286,12 @@ BEGIN
 			USING ERRCODE = '55000',
 				  HINT = 'Place the partitions: SELECT inventory_router.place_partitions(ARRAY[''node_a'', ...]).';
 	END IF;
-	RETURN QUERY SELECT d.connstr FROM inventory_router.placement p
+	-- a partition whose move is committing: a connection that fails at once
+	-- and names the move
+	RETURN QUERY SELECT CASE WHEN p.moving_to IS NULL THEN d.connstr
+							 ELSE pg_catalog.format('host=/nonexistent/pg_inventory_partition_%s_is_moving_to_%s',
+													p.partition, p.moving_to) END
+				   FROM inventory_router.placement p
 				   JOIN inventory_router.node d ON d.name = p.node
 				  ORDER BY p.partition;
 END
@@ -654,61 +662,61 @@ COMMENT ON VIEW inventory.outbox_metrics IS
 COMMENT ON FUNCTION inventory.reserve(text, text, text, integer, interval) IS
 	'Router: inventory.reserve on the node that owns tenant (same arguments, result and SQLSTATEs; an error message is prefixed by PL/Proxy with the function and the node''s database; the call commits on the node when it returns: a router transaction does not span the nodes, and its ROLLBACK does not undo it). Holds quantity units of sku for tenant during ttl, idempotent on (tenant, request_key). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501, IN001, IN002); XX000 from PL/Proxy when the node cannot be reached; 55000 while a partition has no node.';
 COMMENT ON FUNCTION inventory.reserve_lines(text, text, jsonb, interval) IS
-	'Router: inventory.reserve_lines on the node that owns tenant: every line held or none, idempotent on (tenant, request_key). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.reserve_lines on the node that owns tenant: every line held or none, idempotent on (tenant, request_key). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.confirm(text, text) IS
-	'Router: inventory.confirm on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.confirm on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.cancel(text, text, text) IS
-	'Router: inventory.cancel on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.cancel on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.compensate(text, text, text) IS
-	'Router: inventory.compensate on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.compensate on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.lookup(text, text) IS
-	'Router: inventory.lookup on the node that owns tenant: the stored outcome of the reserve call with this key. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when the node cannot be reached.';
+	'Router: inventory.lookup on the node that owns tenant: the stored outcome of the reserve call with this key. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.extend(text, text, timestamptz) IS
-	'Router: inventory.extend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.extend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.amend(text, text, jsonb) IS
-	'Router: inventory.amend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.amend on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.restock(text, text, text, integer, text) IS
-	'Router: inventory.restock on the node that owns tenant; returns available at the location default after it. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.restock on the node that owns tenant; returns available at the location default after it. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.restock_at(text, text, text, text, integer, text) IS
-	'Router: inventory.restock_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.restock_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.adjust(text, text, text, bigint, text, text) IS
-	'Router: inventory.adjust on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501, IN002, IN003); XX000 when the node cannot be reached.';
+	'Router: inventory.adjust on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501, IN002, IN003); 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.adjust_at(text, text, text, text, bigint, text, text) IS
-	'Router: inventory.adjust_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.adjust_at on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.availability(text, text[]) IS
-	'Router: inventory.availability on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.availability on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.register_sku(text, text, text) IS
-	'Router: inventory.register_sku on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.register_sku on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_allocation_policy(text, boolean) IS
-	'Router: inventory.set_allocation_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_allocation_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_location(text, text, integer, boolean) IS
-	'Router: inventory.set_location on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_location on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_stock_policy(text, text, text, bigint, bigint) IS
-	'Router: inventory.set_stock_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_stock_policy on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.set_stock_slots(text, text, integer) IS
-	'Router: inventory.set_stock_slots on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when the node cannot be reached.';
+	'Router: inventory.set_stock_slots on the node that owns tenant. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.grant_tenant(text, regrole) IS
-	'Router: inventory.grant_tenant on the node that owns tenant, or on every node for * (true if any node added the grant); the role must exist, with the same name, on the router and on the nodes. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); XX000 when a node cannot be reached (for *, the nodes reached keep the grant: call it again).';
+	'Router: inventory.grant_tenant on the node that owns tenant, or on every node for * (true if any node added the grant); the role must exist, with the same name, on the router and on the nodes. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node (22023, 42501); 55000 while a partition has no node; XX000 when a node cannot be reached (for *, the nodes reached keep the grant: call it again).';
 COMMENT ON FUNCTION inventory.revoke_tenant(text, regrole) IS
-	'Router: inventory.revoke_tenant on the node that owns tenant, or on every node for * (true if any node removed the grant). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; XX000 when a node cannot be reached (call it again).';
+	'Router: inventory.revoke_tenant on the node that owns tenant, or on every node for * (true if any node removed the grant). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the node; 55000 while a partition has no node; XX000 when a node cannot be reached (call it again).';
 COMMENT ON FUNCTION inventory.expire_due(integer) IS
-	'Router: inventory.expire_due(max_rows) on every node at once (at most max_rows on each); returns the sum. Each node''s expiry worker does this on its own; this is for operators. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes (22023, 42501); XX000 when a node cannot be reached (the other nodes'' expiries stay done); 22003 when the sum passes the integer range.';
+	'Router: inventory.expire_due(max_rows) on every node at once (at most max_rows on each); returns the sum. Each node''s expiry worker does this on its own; this is for operators. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes (22023, 42501); 55000 while a partition has no node; XX000 when a node cannot be reached (the other nodes'' expiries stay done); 22003 when the sum passes the integer range.';
 COMMENT ON FUNCTION inventory.check_invariants() IS
-	'Router: inventory.check_invariants on every node: the broken invariants of the whole cluster, one row each (no rows when every node is healthy). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.check_invariants on every node: the broken invariants of the whole cluster, one row each (no rows when every node is healthy). Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.worker_status() IS
-	'Router: inventory.worker_status() of every node, one row per node. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.worker_status() of every node, one row per node. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.transition_rules() IS
-	'Router: the state machine the nodes follow (inventory.transition_rules of any one node). Errors: XX000 when the node cannot be reached.';
+	'Router: the state machine the nodes follow (inventory.transition_rules of any one node). Errors: 55000 while a partition has no node; XX000 when the node cannot be reached.';
 COMMENT ON FUNCTION inventory.requeue_dead_letters(bigint[], text) IS
-	'Router: inventory.requeue_dead_letters on every node; returns the sum. ids are outbox ids, unique in the cluster when every node has its own node number (inventory.set_node_number, 0.10); NULL: every dead letter. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.requeue_dead_letters on every node; returns the sum. ids are outbox ids, unique in the cluster when every node has its own node number (inventory.set_node_number, 0.10); NULL: every dead letter. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.discard_dead_letters(bigint[], text) IS
-	'Router: inventory.discard_dead_letters on every node; returns the sum. ids as for requeue_dead_letters. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.discard_dead_letters on every node; returns the sum. ids as for requeue_dead_letters. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.purge_published(interval, integer) IS
-	'Router: inventory.purge_published on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.purge_published on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.purge_history(interval, integer, boolean) IS
-	'Router: inventory.purge_history on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.purge_history on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 COMMENT ON FUNCTION inventory.archive_ledger(interval, integer) IS
-	'Router: inventory.archive_ledger on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; XX000 when a node cannot be reached.';
+	'Router: inventory.archive_ledger on every node (at most max_rows on each); returns the sum. Errors: 0A000 inside a REPEATABLE READ or SERIALIZABLE transaction; those of the nodes; 55000 while a partition has no node; XX000 when a node cannot be reached.';
 
 -- As on a node: the API is granted by the DBA (README), the same
 -- statements as on the nodes.  The routing helpers run as the caller
@@ -987,6 +995,12 @@ BEGIN
 		PERFORM inventory_router._node_disconnect('pgi_move_history');
 		PERFORM inventory_router._node_disconnect('pgi_move_source');
 		PERFORM inventory_router._node_disconnect('pgi_move_target');
+		IF phase = 'pause' AND err_state = '55P03' THEN
+			RAISE EXCEPTION 'calls for partition % still ran after wait_for_calls (%)', partition, wait_for_calls
+				USING ERRCODE = '55P03',
+					  DETAIL = 'A router transaction that made a call for one of its tenants is still open (pg_locks: advisory, classid 1885825394, objid the partition); the move changed nothing.',
+					  HINT = 'End that transaction, or move with a longer wait_for_calls.';
+		END IF;
 		IF phase = 'delete' AND err_state IN ('23503', '40001') THEN
 			-- the delete met rows written since the copy's snapshot
 			RAISE EXCEPTION 'rows of partition % were written on % during the move, not through the router', partition, source
@@ -996,25 +1010,33 @@ BEGIN
 		END IF;
 		RAISE;
 	END;
-	-- the switch, durable before either node commits: calls still wait
-	-- (the session lock) until both did
-	UPDATE inventory_router.placement p SET node = target, placed_at = pg_catalog.now()
+	-- the decision, durable before either node commits: the partition is
+	-- moving to the target (resolve_moves finishes it from here); calls
+	-- still wait (the session lock), and if this session dies they fail at
+	-- once instead of reading a half-committed copy
+	UPDATE inventory_router.placement p SET moving_to = target
 	 WHERE p.partition = move_partition.partition;
 	COMMIT;
 	phase := 'commit';
 	BEGIN
 		PERFORM inventory_router._node_exec('pgi_move_target', pg_catalog.format('COMMIT PREPARED %L', gid));
 		PERFORM inventory_router._node_exec('pgi_move_source', pg_catalog.format('COMMIT PREPARED %L', gid));
+		-- the switch
+		UPDATE inventory_router.placement p
+		   SET node = target, moving_to = NULL, placed_at = pg_catalog.now()
+		 WHERE p.partition = move_partition.partition;
 	EXCEPTION WHEN OTHERS THEN
 		PERFORM pg_catalog.pg_advisory_unlock(1885825394, 64);
 		PERFORM pg_catalog.pg_advisory_unlock(1885825394, partition);
 		PERFORM inventory_router._node_disconnect('pgi_move_history');
 		PERFORM inventory_router._node_disconnect('pgi_move_source');
 		PERFORM inventory_router._node_disconnect('pgi_move_target');
-		RAISE EXCEPTION 'partition % was switched to % but a node did not commit its half: %', partition, target, SQLERRM
+		RAISE EXCEPTION 'partition % is moving to % but a node did not commit its half: %', partition, target, SQLERRM
 			USING ERRCODE = '55000',
-				  HINT = 'CALL inventory_router.resolve_moves() once both nodes answer: it commits the prepared transactions left.';
+				  DETAIL = 'Calls for the partition fail at once until the move is finished.',
+				  HINT = 'CALL inventory_router.resolve_moves() once both nodes answer: it commits the prepared transactions left and switches the partition.';
 	END;
+	COMMIT;
 	pause_ms := round(extract(epoch FROM pg_catalog.clock_timestamp() - paused) * 1000);
 	PERFORM pg_catalog.pg_advisory_unlock(1885825394, 64);
 	PERFORM pg_catalog.pg_advisory_unlock(1885825394, partition);
@@ -1029,7 +1051,7 @@ $$;
 COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval) IS
 	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the history (partition_rows part history: locations, SKUs, stock locations, finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then the pause: calls for the partition wait from the moment the move asks for the partition''s lock, which it gets once the calls already running finished (at most wait_for_calls, else 55P03 and nothing changed); calls for the other partitions run as usual. On the source: partition_freeze locks the tenants'' pending holds and stock, the rest (part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move.<partition>.<source>.<target>); writes that reached the source directly meanwhile (partition_changed_since) abort the move (40001, nothing changed); the router switches the placement and commits, the target commits, the source commits, and the calls go on, on the target. Unpublished events move with new ids on the target and their event ids (one the source''s relay was sending is sent again, which consumers drop by event id). An error before the switch undoes everything; if a node or the router fails after it, calls for the partition fail or wait until resolve_moves commits what is left. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target, batch_rows or wait_for_calls), 2D000 (inside a transaction block), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target, a node that did not commit after the switch), 55P03 (the calls running did not finish within wait_for_calls), 40001 (direct writes on the source during the move), and those of the nodes and dblink.';
 
-CREATE PROCEDURE inventory_router.resolve_moves()
+CREATE PROCEDURE inventory_router.resolve_moves(wait_for_calls interval DEFAULT '5 seconds')
 	LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1039,7 +1061,9 @@ DECLARE
 	source text;
 	target text;
 	owner text;
+	moving text;
 	done integer := 0;
+	saved_lock_timeout text := pg_catalog.current_setting('lock_timeout');
 BEGIN
 	FOR n IN SELECT d.name FROM inventory_router.node d ORDER BY d.name LOOP
 		PERFORM inventory_router._node_connect('pgi_resolve', n.name);
@@ -1052,29 +1076,50 @@ BEGIN
 				RAISE WARNING 'prepared transaction % on node % names no partition and nodes this router knows: left alone', g, n.name;
 				CONTINUE;
 			END IF;
-			-- a move of this partition still running holds its row: leave it
-			SELECT q.node INTO owner FROM inventory_router.placement q
-			 WHERE q.partition = p FOR UPDATE SKIP LOCKED;
-			IF NOT FOUND THEN
-				RAISE NOTICE 'move of partition % from % to %: still running, left alone', p, source, target;
+			-- the partition's lock, as a move takes it: a move still running
+			-- holds it (then this leaves the partition alone), calls wait
+			BEGIN
+				PERFORM pg_catalog.set_config('lock_timeout',
+					(extract(epoch FROM wait_for_calls) * 1000)::bigint::text, false);
+				PERFORM pg_catalog.pg_advisory_lock(1885825394, p);
+				PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
+			EXCEPTION WHEN lock_not_available THEN
+				PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
+				RAISE NOTICE 'move of partition % from % to %: still running (or its calls did not finish within %), left alone', p, source, target, wait_for_calls;
 				CONTINUE;
-			END IF;
-			IF owner = target THEN
+			END;
+			SELECT q.node, q.moving_to INTO owner, moving FROM inventory_router.placement q
+			 WHERE q.partition = p;
+			IF owner = target OR moving = target THEN
 				PERFORM inventory_router._node_exec('pgi_resolve', pg_catalog.format('COMMIT PREPARED %L', g));
 				RAISE NOTICE 'move of partition % from % to %: committed its prepared transaction on %', p, source, target, n.name;
 			ELSE
 				PERFORM inventory_router._node_exec('pgi_resolve', pg_catalog.format('ROLLBACK PREPARED %L', g));
 				RAISE NOTICE 'move of partition % from % to %: undid its prepared transaction on %', p, source, target, n.name;
 			END IF;
+			PERFORM pg_catalog.pg_advisory_unlock(1885825394, p);
 			done := done + 1;
 		END LOOP;
 		PERFORM inventory_router._node_disconnect('pgi_resolve');
 	END LOOP;
-	RAISE NOTICE '% prepared transaction(s) of moves resolved', done;
+	-- moves whose halves are all committed now: switch them
+	FOR p, target IN SELECT q.partition, q.moving_to FROM inventory_router.placement q
+					  WHERE q.moving_to IS NOT NULL ORDER BY q.partition LOOP
+		IF NOT pg_catalog.pg_try_advisory_lock(1885825394, p) THEN
+			RAISE NOTICE 'partition % moving to %: its move is still running, left alone', p, target;
+			CONTINUE;
+		END IF;
+		UPDATE inventory_router.placement q SET node = q.moving_to, moving_to = NULL, placed_at = pg_catalog.now()
+		 WHERE q.partition = p;
+		RAISE NOTICE 'partition % switched to %', p, target;
+		PERFORM pg_catalog.pg_advisory_unlock(1885825394, p);
+		done := done + 1;
+	END LOOP;
+	RAISE NOTICE '% step(s) of interrupted moves resolved', done;
 END
 $$;
-COMMENT ON PROCEDURE inventory_router.resolve_moves() IS
-	'Finishes or undoes what an interrupted move_partition left on the nodes, by the placement: a prepared move transaction is committed where the placement names its target (the switch was committed), rolled back where it does not (both halves, then, since a node commits its half only after the switch). A partition whose move is still running (its placement row locked) is left alone. Run it as a superuser of the router and the nodes after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
+COMMENT ON PROCEDURE inventory_router.resolve_moves(interval) IS
+	'Finishes or undoes what an interrupted move_partition left, by the placement: a prepared move transaction is committed where the placement says the partition is moving to (or is on) its target, rolled back elsewhere (both halves then: a node commits its half only after the move''s decision was committed); then a partition whose halves are all committed is switched to its target (placement.moving_to). It takes each partition''s lock as a move does (waiting at most wait_for_calls for calls in flight); a move still running holds it, and is left alone. Run it as a superuser of the router and the nodes after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
 
 REVOKE ALL ON FUNCTION inventory_router._node_connect(text, text),
 	inventory_router._node_disconnect(text), inventory_router._node_exec(text, text),
@@ -1082,4 +1127,4 @@ REVOKE ALL ON FUNCTION inventory_router._node_connect(text, text),
 	inventory_router._node_open(text, text), inventory_router._node_fetch(text, integer),
 	inventory_router._move_gid(integer, text, text) FROM PUBLIC;
 REVOKE ALL ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval),
-	inventory_router.resolve_moves() FROM PUBLIC;
+	inventory_router.resolve_moves(interval) FROM PUBLIC;

@@ -171,7 +171,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION inventory_router.cluster_all_paused() IS
-	'The CLUSTER of requeue_dead_letters and discard_dead_letters, which change events of any partition: as cluster_all, and takes the lock 1885825394, 64 (pg_locks: objid 64) in share mode until the end of the router transaction; a move holds it exclusively while it copies, so these calls wait for it instead of changing events it is moving.';
+	'The CLUSTER of requeue_dead_letters, discard_dead_letters, purge_history and archive_ledger, which change rows of any partition: as cluster_all, and takes the lock 1885825394, 64 (pg_locks: objid 64) in share mode until the end of the router transaction; a move holds it exclusively while it copies, so these calls wait for it instead of changing events it is moving.';
 
 CREATE FUNCTION inventory_router.cluster_for(tenant text)
 	RETURNS text
@@ -597,7 +597,7 @@ CREATE FUNCTION inventory.purge_published(older_than interval DEFAULT '7 days',
 CREATE FUNCTION inventory_router.purge_history_by_node(older_than interval,
 		max_rows integer, archive boolean)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER inventory_router.cluster_all();
+	CLUSTER inventory_router.cluster_all_paused();
 	RUN ON ALL;
 	SELECT inventory.purge_history(older_than, max_rows, archive);
 $$;
@@ -613,7 +613,7 @@ CREATE FUNCTION inventory.purge_history(older_than interval DEFAULT '90 days',
 
 CREATE FUNCTION inventory_router.archive_ledger_by_node(older_than interval, max_rows integer)
 	RETURNS SETOF integer LANGUAGE plproxy SET client_min_messages = warning AS $$
-	CLUSTER inventory_router.cluster_all();
+	CLUSTER inventory_router.cluster_all_paused();
 	RUN ON ALL;
 	SELECT inventory.archive_ledger(older_than, max_rows);
 $$;
@@ -960,10 +960,10 @@ BEGIN
 		changed := inventory_router._node_value('pgi_move_source', pg_catalog.format(
 			'SELECT inventory.partition_changed_since(%s, %L)', partition, copy_snap))::bigint;
 		IF changed > 0 THEN
-			RAISE EXCEPTION 'rows of partition % were written on % during the move, not through the router', partition, source
+			RAISE EXCEPTION 'rows of partition % were written on % during the move, not by the paused calls', partition, source
 				USING ERRCODE = '40001',
-					  DETAIL = pg_catalog.format('%s row(s) changed after the copy''s snapshot; the move changed nothing.', changed),
-					  HINT = 'Stop what writes to the node directly for the partition''s tenants, then move again.';
+					  DETAIL = pg_catalog.format('%s row(s) changed after the copy''s snapshot (a direct connection to the node, or the node''s own worker archiving history); the move changed nothing.', changed),
+					  HINT = 'Move again; if it keeps failing, stop what writes to the node directly for the partition''s tenants.';
 		END IF;
 	EXCEPTION WHEN OTHERS THEN
 		-- nothing moved: both nodes' transactions (prepared or not) are
@@ -996,9 +996,9 @@ BEGIN
 		PERFORM inventory_router._node_disconnect('pgi_move_source');
 		PERFORM inventory_router._node_disconnect('pgi_move_target');
 		IF phase = 'pause' AND err_state = '55P03' THEN
-			RAISE EXCEPTION 'calls for partition % still ran after wait_for_calls (%)', partition, wait_for_calls
+			RAISE EXCEPTION 'calls for partition %, or another move, still ran after wait_for_calls (%)', partition, wait_for_calls
 				USING ERRCODE = '55P03',
-					  DETAIL = 'A router transaction that made a call for one of its tenants is still open (pg_locks: advisory, classid 1885825394, objid the partition); the move changed nothing.',
+					  DETAIL = 'A router transaction that made a call for one of its tenants is still open, or another move holds the moves'' lock (pg_locks: advisory, classid 1885825394, objid the partition or 64); the move changed nothing.',
 					  HINT = 'End that transaction, or move with a longer wait_for_calls.';
 		END IF;
 		IF phase = 'delete' AND err_state IN ('23503', '40001') THEN
@@ -1051,7 +1051,7 @@ $$;
 COMMENT ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval) IS
 	'Moves partition (0 to 63) and every row of its tenants from the node that owns it to target, losing nothing: CALL it outside a transaction block as a role that is a superuser on the router and on both nodes (it connects to them as itself with dblink, through the nodes'' connection strings). First the history (partition_rows part history: locations, SKUs, stock locations, finished reservations with their lines and transitions, the archives) is copied to the target at REPEATABLE READ while calls go on. Then the pause: calls for the partition wait from the moment the move asks for the partition''s lock, which it gets once the calls already running finished (at most wait_for_calls, else 55P03 and nothing changed); calls for the other partitions run as usual. On the source: partition_freeze locks the tenants'' pending holds and stock, the rest (part rest) is copied by batches of batch_rows rows (partition_import), partition_delete removes all of it; both nodes prepare their transaction (pg_inventory_move.<partition>.<source>.<target>); writes that reached the source directly meanwhile (partition_changed_since) abort the move (40001, nothing changed); the router switches the placement and commits, the target commits, the source commits, and the calls go on, on the target. Unpublished events move with new ids on the target and their event ids (one the source''s relay was sending is sent again, which consumers drop by event id). An error before the switch undoes everything; if a node or the router fails after it, calls for the partition fail or wait until resolve_moves commits what is left. Needs max_prepared_transactions > 0 on the nodes. Errors: 22023 (partition, target, batch_rows or wait_for_calls), 2D000 (inside a transaction block), 55000 (partition not placed, a move left unfinished, rows of the partition already on the target, a node that did not commit after the switch), 55P03 (the calls running did not finish within wait_for_calls), 40001 (direct writes on the source during the move), and those of the nodes and dblink.';
 
-CREATE PROCEDURE inventory_router.resolve_moves(wait_for_calls interval DEFAULT '5 seconds')
+CREATE PROCEDURE inventory_router.resolve_moves()
 	LANGUAGE plpgsql
 AS $$
 DECLARE
@@ -1063,10 +1063,16 @@ DECLARE
 	owner text;
 	moving text;
 	done integer := 0;
-	saved_lock_timeout text := pg_catalog.current_setting('lock_timeout');
+	reached text[] := '{}';
 BEGIN
 	FOR n IN SELECT d.name FROM inventory_router.node d ORDER BY d.name LOOP
-		PERFORM inventory_router._node_connect('pgi_resolve', n.name);
+		BEGIN
+			PERFORM inventory_router._node_connect('pgi_resolve', n.name);
+		EXCEPTION WHEN OTHERS THEN
+			RAISE WARNING 'node % cannot be reached: its prepared move transactions are left for a later resolve_moves (%)', n.name, SQLERRM;
+			CONTINUE;
+		END;
+		reached := reached || n.name;
 		FOR g IN SELECT * FROM inventory_router._node_values('pgi_resolve',
 				'SELECT gid FROM pg_catalog.pg_prepared_xacts WHERE gid LIKE ''pg_inventory\_move.%'' AND database = current_database()') LOOP
 			SELECT q.partition, s.name, t.name INTO p, source, target
@@ -1076,18 +1082,14 @@ BEGIN
 				RAISE WARNING 'prepared transaction % on node % names no partition and nodes this router knows: left alone', g, n.name;
 				CONTINUE;
 			END IF;
-			-- the partition's lock, as a move takes it: a move still running
-			-- holds it (then this leaves the partition alone), calls wait
-			BEGIN
-				PERFORM pg_catalog.set_config('lock_timeout',
-					(extract(epoch FROM wait_for_calls) * 1000)::bigint::text, false);
-				PERFORM pg_catalog.pg_advisory_lock(1885825394, p);
-				PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
-			EXCEPTION WHEN lock_not_available THEN
-				PERFORM pg_catalog.set_config('lock_timeout', saved_lock_timeout, false);
-				RAISE NOTICE 'move of partition % from % to %: still running (or its calls did not finish within %), left alone', p, source, target, wait_for_calls;
+			-- a move still running holds the partition's lock exclusively:
+			-- then leave it alone.  Calls hold it shared; they may even wait
+			-- for the prepared transaction's row locks, so this must not
+			-- wait for them
+			IF NOT pg_catalog.pg_try_advisory_lock_shared(1885825394, p) THEN
+				RAISE NOTICE 'move of partition % from % to %: still running, left alone', p, source, target;
 				CONTINUE;
-			END;
+			END IF;
 			SELECT q.node, q.moving_to INTO owner, moving FROM inventory_router.placement q
 			 WHERE q.partition = p;
 			IF owner = target OR moving = target THEN
@@ -1097,29 +1099,45 @@ BEGIN
 				PERFORM inventory_router._node_exec('pgi_resolve', pg_catalog.format('ROLLBACK PREPARED %L', g));
 				RAISE NOTICE 'move of partition % from % to %: undid its prepared transaction on %', p, source, target, n.name;
 			END IF;
-			PERFORM pg_catalog.pg_advisory_unlock(1885825394, p);
+			PERFORM pg_catalog.pg_advisory_unlock_shared(1885825394, p);
 			done := done + 1;
 		END LOOP;
 		PERFORM inventory_router._node_disconnect('pgi_resolve');
 	END LOOP;
-	-- moves whose halves are all committed now: switch them
-	FOR p, target IN SELECT q.partition, q.moving_to FROM inventory_router.placement q
-					  WHERE q.moving_to IS NOT NULL ORDER BY q.partition LOOP
-		IF NOT pg_catalog.pg_try_advisory_lock(1885825394, p) THEN
+	-- moves whose two nodes were reached and hold no prepared half of them
+	-- any more: switch them
+	FOR p, source, target IN SELECT q.partition, q.node, q.moving_to FROM inventory_router.placement q
+							  WHERE q.moving_to IS NOT NULL ORDER BY q.partition LOOP
+		IF NOT (source = ANY (reached) AND target = ANY (reached)) THEN
+			RAISE NOTICE 'partition % moving from % to %: a node could not be reached, left alone', p, source, target;
+			CONTINUE;
+		END IF;
+		IF NOT pg_catalog.pg_try_advisory_lock_shared(1885825394, p) THEN
 			RAISE NOTICE 'partition % moving to %: its move is still running, left alone', p, target;
 			CONTINUE;
 		END IF;
-		UPDATE inventory_router.placement q SET node = q.moving_to, moving_to = NULL, placed_at = pg_catalog.now()
-		 WHERE q.partition = p;
-		RAISE NOTICE 'partition % switched to %', p, target;
-		PERFORM pg_catalog.pg_advisory_unlock(1885825394, p);
-		done := done + 1;
+		PERFORM inventory_router._node_connect('pgi_resolve', source);
+		PERFORM inventory_router._node_connect('pgi_resolve_target', target);
+		IF inventory_router._node_value('pgi_resolve', pg_catalog.format(
+				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid = %L',
+				inventory_router._move_gid(p, source, target)))::bigint = 0
+		   AND inventory_router._node_value('pgi_resolve_target', pg_catalog.format(
+				'SELECT count(*) FROM pg_catalog.pg_prepared_xacts WHERE gid = %L',
+				inventory_router._move_gid(p, source, target)))::bigint = 0 THEN
+			UPDATE inventory_router.placement q SET node = q.moving_to, moving_to = NULL, placed_at = pg_catalog.now()
+			 WHERE q.partition = p;
+			RAISE NOTICE 'partition % switched to %', p, target;
+			done := done + 1;
+		END IF;
+		PERFORM inventory_router._node_disconnect('pgi_resolve');
+		PERFORM inventory_router._node_disconnect('pgi_resolve_target');
+		PERFORM pg_catalog.pg_advisory_unlock_shared(1885825394, p);
 	END LOOP;
 	RAISE NOTICE '% step(s) of interrupted moves resolved', done;
 END
 $$;
-COMMENT ON PROCEDURE inventory_router.resolve_moves(interval) IS
-	'Finishes or undoes what an interrupted move_partition left, by the placement: a prepared move transaction is committed where the placement says the partition is moving to (or is on) its target, rolled back elsewhere (both halves then: a node commits its half only after the move''s decision was committed); then a partition whose halves are all committed is switched to its target (placement.moving_to). It takes each partition''s lock as a move does (waiting at most wait_for_calls for calls in flight); a move still running holds it, and is left alone. Run it as a superuser of the router and the nodes after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
+COMMENT ON PROCEDURE inventory_router.resolve_moves() IS
+	'Finishes or undoes what an interrupted move_partition left, by the placement: a prepared move transaction is committed where the placement says the partition is moving to (or is on) its target, rolled back elsewhere (both halves then: a node commits its half only after the move''s decision was committed); then a partition both of whose nodes were reached and hold no half of its move any more is switched to its target (placement.moving_to). A move still running (it holds the partition''s lock exclusively) is left alone; calls for the partition are not waited for (they may be waiting for a prepared half''s row locks, which this releases). A node that cannot be reached is reported (WARNING) and left for a later run. Run it as a superuser of the router and the nodes after a move failed with the router or a node gone, before moving again. Errors: those of the nodes and dblink.';
 
 REVOKE ALL ON FUNCTION inventory_router._node_connect(text, text),
 	inventory_router._node_disconnect(text), inventory_router._node_exec(text, text),
@@ -1127,4 +1145,4 @@ REVOKE ALL ON FUNCTION inventory_router._node_connect(text, text),
 	inventory_router._node_open(text, text), inventory_router._node_fetch(text, integer),
 	inventory_router._move_gid(integer, text, text) FROM PUBLIC;
 REVOKE ALL ON PROCEDURE inventory_router.move_partition(integer, text, integer, interval),
-	inventory_router.resolve_moves(interval) FROM PUBLIC;
+	inventory_router.resolve_moves() FROM PUBLIC;

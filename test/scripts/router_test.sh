@@ -44,7 +44,7 @@ source test/scripts/cluster_env.sh
 # shellcheck source=test/scripts/tap.sh
 source test/scripts/tap.sh
 
-PLAN=40
+PLAN=41
 WORK=$(mktemp -d /tmp/pg_inventory_router_test.XXXXXX)
 chmod 755 "$WORK"   # the servers run as postgres under it
 CLUSTER_DIR=$WORK/cluster
@@ -346,7 +346,7 @@ move3_pid=$!
 deadline=$((SECONDS + 30))
 until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
 	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
-resolved=$(as mover router -q -c "CALL inventory_router.resolve_moves('1 second')" 2>&1 | grep -c 'still running')
+resolved=$(as mover router -q -c "CALL inventory_router.resolve_moves()" 2>&1 | grep -c 'still running')
 echo "COMMIT;" >&7
 exec 7>&-
 wait "$hold_pid"
@@ -355,6 +355,37 @@ check "resolve_moves leaves a move that is still running alone; the move (by \"M
 	"2|0|$from|0|0" "$resolved|$rc3|$(cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
 		cluster_val "$to" -c "SELECT count(*) FROM inventory.partition_rows($P)")|$(
 		cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")"
+
+# a move killed after both nodes prepared, before its decision: a call
+# for the partition then waits on the source (the prepared half holds the
+# stock's row locks) with the partition's lock shared on the router;
+# resolve_moves must not wait for it: it undoes both halves, the call
+# completes on the source
+mkfifo "$WORK/hold3.in"
+cluster_sql router -c "BEGIN" -c "SELECT * FROM inventory_router.cluster_version FOR UPDATE" \
+	-f "$WORK/hold3.in" >/dev/null 2>&1 &
+hold_pid=$!
+exec 7>"$WORK/hold3.in"
+qa mover router -c "CALL inventory_router.move_partition($P, '$to')" >"$WORK/move4.log" 2>&1 &
+move4_pid=$!
+deadline=$((SECONDS + 30))
+until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
+	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+cluster_val router -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL inventory_router.move_partition%'" >/dev/null
+wait "$move4_pid"
+echo "COMMIT;" >&7
+exec 7>&-
+wait "$hold_pid"
+qa app router -c "SELECT status FROM inventory.reserve('acme', 'during-prepared', 'sku-1', 1)" >"$WORK/blocked.out" 2>&1 &
+blocked_pid=$!
+deadline=$((SECONDS + 30))
+until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_stat_activity WHERE usename = 'app' AND wait_event_type = 'Lock'")" -ge 1 ] ||
+	[ $SECONDS -ge $deadline ]; do sleep 0.05; done
+t0=$SECONDS
+as mover router -q -c "CALL inventory_router.resolve_moves()" >/dev/null 2>&1
+wait "$blocked_pid"
+check "a move killed after both nodes prepared: resolve_moves undoes it without waiting for the calls blocked by it, which then complete" \
+	"[ $((SECONDS - t0)) -le 5 ] && [ \"\$(cat $WORK/blocked.out)\" = reserved ] && [ \"\$(cluster_val $from -c 'SELECT count(*) FROM pg_prepared_xacts')|\$(cluster_val $to -c 'SELECT count(*) FROM pg_prepared_xacts')|\$(cluster_val router -c \"SELECT inventory_router.node_of('acme')\")\" = '0|0|$from' ]"
 
 # a move interrupted after its decision (the router committed that the
 # partition moves, the nodes have prepared their halves, the mover is gone):

@@ -104,6 +104,20 @@ as() { # as ROLE TARGET psql-args...
 	PGPASSWORD=$role-secret psql -X -h 127.0.0.1 -p "$port" -U "$role" -d "$db" "$@"
 }
 qa() { as "$@" -q -A -t -v ON_ERROR_STOP=1 -v VERBOSITY=sqlstate; }
+# hold SERVER SQL: a session on SERVER that runs BEGIN and SQL (a lock) and
+# keeps its transaction open until release
+hold() {
+	rm -f "$WORK/hold.in"
+	mkfifo "$WORK/hold.in"
+	cluster_sql "$1" -c "BEGIN" -c "$2" -f "$WORK/hold.in" >/dev/null 2>&1 &
+	hold_pid=$!
+	exec 7>"$WORK/hold.in"
+}
+release() {
+	echo "COMMIT;" >&7
+	exec 7>&-
+	wait "$hold_pid"
+}
 
 # ------------------------------------------------------------ the contract
 for target in single router; do
@@ -304,20 +318,14 @@ check "CALL move_partition inside a transaction block: 2D000 before anything, ac
 # a share lock on the source's reservation_archive: the move copies, then
 # waits to delete (in the snapshot it copied in); meanwhile ops restocks a
 # new SKU directly on the source; then let the move go on
-mkfifo "$WORK/hold.in"
-cluster_sql "$to" -c "BEGIN" -c "LOCK TABLE inventory.reservation_archive IN SHARE MODE" \
-	-f "$WORK/hold.in" >/dev/null 2>&1 &
-hold_pid=$!
-exec 7>"$WORK/hold.in"
+hold "$to" "LOCK TABLE inventory.reservation_archive IN SHARE MODE"
 qa mover router -c "CALL inventory_router.move_partition($P, '$from')" >"$WORK/move2.log" 2>&1 &
 move2_pid=$!
 deadline=$((SECONDS + 30))
 until [ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'pg_inventory_router_move' AND wait_event_type = 'Lock'")" -ge 1 ] ||
 	[ $SECONDS -ge $deadline ]; do sleep 0.05; done
 direct=$(qa ops "$to" -c "SELECT inventory.restock('acme', 'direct-1', 'sku-direct', 5)")
-echo "COMMIT;" >&7
-exec 7>&-
-wait "$hold_pid"
+release
 wait "$move2_pid"
 check "a direct write on the source while the move copies: 40001, nothing moved, the write kept" \
 	"5|40001|$to|0|1" "$direct|$(sed -n 's/^ERROR:  //p' "$WORK/move2.log")|$(cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
@@ -336,20 +344,14 @@ check "a node's connection string as a URI or with service=: refused (22023)" \
 # running move alone, then the move finishes; by a superuser whose name
 # needs quoting
 cluster_role Mover2 Mover2-secret SUPERUSER
-mkfifo "$WORK/hold2.in"
-cluster_sql router -c "BEGIN" -c "SELECT * FROM inventory_router.cluster_version FOR UPDATE" \
-	-f "$WORK/hold2.in" >/dev/null 2>&1 &
-hold_pid=$!
-exec 7>"$WORK/hold2.in"
+hold router "SELECT * FROM inventory_router.cluster_version FOR UPDATE"
 qa Mover2 router -c "CALL inventory_router.move_partition($P, '$from')" >"$WORK/move3.log" 2>&1 &
 move3_pid=$!
 deadline=$((SECONDS + 30))
 until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
 	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
 resolved=$(as mover router -q -c "CALL inventory_router.resolve_moves()" 2>&1 | grep -c 'still running')
-echo "COMMIT;" >&7
-exec 7>&-
-wait "$hold_pid"
+release
 wait "$move3_pid"; rc3=$?
 check "resolve_moves leaves a move that is still running alone; the move (by \"Mover2\") then finishes" \
 	"2|0|$from|0|0" "$resolved|$rc3|$(cluster_val router -c "SELECT inventory_router.node_of('acme')")|$(
@@ -361,11 +363,7 @@ check "resolve_moves leaves a move that is still running alone; the move (by \"M
 # stock's row locks) with the partition's lock shared on the router;
 # resolve_moves must not wait for it: it undoes both halves, the call
 # completes on the source
-mkfifo "$WORK/hold3.in"
-cluster_sql router -c "BEGIN" -c "SELECT * FROM inventory_router.cluster_version FOR UPDATE" \
-	-f "$WORK/hold3.in" >/dev/null 2>&1 &
-hold_pid=$!
-exec 7>"$WORK/hold3.in"
+hold router "SELECT * FROM inventory_router.cluster_version FOR UPDATE"
 qa mover router -c "CALL inventory_router.move_partition($P, '$to')" >"$WORK/move4.log" 2>&1 &
 move4_pid=$!
 deadline=$((SECONDS + 30))
@@ -373,9 +371,7 @@ until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge
 	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
 cluster_val router -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL inventory_router.move_partition%'" >/dev/null
 wait "$move4_pid"
-echo "COMMIT;" >&7
-exec 7>&-
-wait "$hold_pid"
+release
 qa app router -c "SELECT status FROM inventory.reserve('acme', 'during-prepared', 'sku-1', 1)" >"$WORK/blocked.out" 2>&1 &
 blocked_pid=$!
 deadline=$((SECONDS + 30))

@@ -1525,6 +1525,13 @@ COMMENT ON FUNCTION inventory.set_node_number(integer) IS
  * A move copies them in two parts: the history first, without pausing the
  * partition's calls, then the rest during the pause.
  */
+CREATE FUNCTION inventory._partition_of(tenant text)
+	RETURNS integer
+	LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+	RETURN pg_catalog.hashtext(tenant) OPERATOR(pg_catalog.&) 63;
+COMMENT ON FUNCTION inventory._partition_of(text) IS
+	'Internal (the partition_* functions): the partition (0 to 63) of tenant, hashtext(tenant) & 63, as pg_inventory_router''s partition_of computes it on the router.';
+
 CREATE FUNCTION inventory._visible_in(row_xmin xid, snapshot pg_snapshot)
 	RETURNS boolean
 	LANGUAGE sql STABLE
@@ -1566,7 +1573,7 @@ BEGIN
 		SELECT r.*, r.state IN ('rejected', 'cancelled', 'expired', 'compensated') AS finished,
 			   r.xmin AS row_xmin
 		  FROM inventory.reservation r
-		 WHERE hashtext(r.tenant) & 63 = partition),
+		 WHERE inventory._partition_of(r.tenant) = partition),
 	sel AS (
 		SELECT res.* FROM res
 		 WHERE part = 'all'
@@ -1575,33 +1582,33 @@ BEGIN
 									   AND inventory._visible_in(res.row_xmin, history_snapshot))))
 	SELECT u.step, u.table_name, u.row_data FROM (
 	SELECT 1 AS step, 'location' AS table_name, to_jsonb(x) AS row_data FROM inventory.location x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 2, 'allocation_policy', to_jsonb(x) FROM inventory.allocation_policy x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 3, 'sku', to_jsonb(x) FROM inventory.sku x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 4, 'stock_location', to_jsonb(x) FROM inventory.stock_location x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 5, 'stock_slot', to_jsonb(x) FROM inventory.stock_slot x
-	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND inventory._partition_of(x.tenant) = partition
 	UNION ALL
 	SELECT 6, 'stock_ledger', to_jsonb(x) FROM inventory.stock_ledger x
-	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND inventory._partition_of(x.tenant) = partition
 	UNION ALL
 	SELECT 7, 'stock_ledger_archive', to_jsonb(x) FROM inventory.stock_ledger_archive x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 8, 'purged_confirmed', to_jsonb(x) FROM inventory.purged_confirmed x
-	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND inventory._partition_of(x.tenant) = partition
 	UNION ALL
 	SELECT 9, 'reservation', to_jsonb(x) - 'finished' - 'row_xmin' FROM sel x
 	UNION ALL
@@ -1612,16 +1619,16 @@ BEGIN
 	  JOIN sel r ON r.id = x.reservation_id
 	UNION ALL
 	SELECT 12, 'reservation_archive', to_jsonb(x) FROM inventory.reservation_archive x
-	 WHERE hashtext(x.tenant) & 63 = partition
+	 WHERE inventory._partition_of(x.tenant) = partition
 	   AND (part <> 'rest' OR NOT inventory._visible_in(x.xmin, history_snapshot))
 	UNION ALL
 	SELECT 13, 'outbox', to_jsonb(x) FROM inventory.outbox x
-	 WHERE part <> 'history' AND hashtext(x.tenant) & 63 = partition AND x.published_at IS NULL
+	 WHERE part <> 'history' AND inventory._partition_of(x.tenant) = partition AND x.published_at IS NULL
 	UNION ALL
 	SELECT 14, 'tenant_grant', jsonb_build_object('tenant', x.tenant, 'member', x.member::text,
 												  'granted_at', x.granted_at)
 	  FROM inventory.tenant_grant x
-	 WHERE part <> 'history' AND x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+	 WHERE part <> 'history' AND x.tenant <> '*' AND inventory._partition_of(x.tenant) = partition
 	) AS u
 	ORDER BY u.step, (u.row_data->>'id')::numeric;
 END
@@ -1646,11 +1653,11 @@ BEGIN
 	-- expiry skips the locked ones (SKIP LOCKED), the calls wait
 	SELECT count(*) INTO locked FROM (
 		SELECT 1 FROM inventory.reservation r
-		 WHERE hashtext(r.tenant) & 63 = partition AND r.state = 'pending'
+		 WHERE inventory._partition_of(r.tenant) = partition AND r.state = 'pending'
 		 ORDER BY r.id FOR UPDATE) AS x;
 	SELECT count(*) INTO slots FROM (
 		SELECT 1 FROM inventory.stock_slot s
-		 WHERE hashtext(s.tenant) & 63 = partition
+		 WHERE inventory._partition_of(s.tenant) = partition
 		 ORDER BY s.tenant, s.sku, s.location, s.slot FOR UPDATE) AS x;
 	RETURN locked + slots;
 END
@@ -1808,35 +1815,35 @@ BEGIN
 		RAISE EXCEPTION 'partition must be between 0 and 63'
 			USING ERRCODE = '22023', DETAIL = pg_catalog.format('The value given is %s.', coalesce(partition::text, 'NULL'));
 	END IF;
-	DELETE FROM inventory.outbox x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.outbox x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.reservation_archive x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.reservation_archive x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
 	DELETE FROM inventory.reservation_transition x USING inventory.reservation r
-	 WHERE r.id = x.reservation_id AND hashtext(r.tenant) & 63 = partition;
+	 WHERE r.id = x.reservation_id AND inventory._partition_of(r.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.reservation_line x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.reservation_line x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.reservation x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.reservation x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.purged_confirmed x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.purged_confirmed x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.stock_ledger_archive x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.stock_ledger_archive x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.stock_ledger x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.stock_ledger x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.stock_slot x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.stock_slot x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.stock_location x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.stock_location x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.sku x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.sku x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.allocation_policy x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.allocation_policy x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
-	DELETE FROM inventory.location x WHERE hashtext(x.tenant) & 63 = partition;
+	DELETE FROM inventory.location x WHERE inventory._partition_of(x.tenant) = partition;
 	GET DIAGNOSTICS n = ROW_COUNT; deleted := deleted + n;
 	FOR member IN DELETE FROM inventory.tenant_grant x
-				   WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
+				   WHERE x.tenant <> '*' AND inventory._partition_of(x.tenant) = partition
 				   RETURNING x.member LOOP
 		deleted := deleted + 1;
 		members := members || member;
@@ -1854,35 +1861,29 @@ COMMENT ON FUNCTION inventory.partition_delete(integer) IS
 
 CREATE FUNCTION inventory.partition_changed_since(partition integer, copy_snapshot pg_snapshot)
 	RETURNS bigint
-	LANGUAGE sql STABLE
+	LANGUAGE plpgsql STABLE
 	SET search_path = pg_catalog, pg_temp
-BEGIN ATOMIC
-	SELECT (SELECT count(*) FROM inventory.location x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.allocation_policy x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.sku x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.stock_location x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.stock_slot x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.stock_ledger x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.stock_ledger_archive x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.purged_confirmed x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.reservation x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.reservation_line x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.reservation_archive x
-			 WHERE hashtext(x.tenant) & 63 = partition AND NOT inventory._visible_in(x.xmin, copy_snapshot))
-		 + (SELECT count(*) FROM inventory.tenant_grant x
-			 WHERE x.tenant <> '*' AND hashtext(x.tenant) & 63 = partition
-			   AND NOT inventory._visible_in(x.xmin, copy_snapshot));
-END;
+AS $$
+DECLARE
+	t text;
+	n bigint;
+	changed bigint := 0;
+BEGIN
+	-- every table partition_rows reads but the outbox; each has a tenant
+	-- column, except the transitions (their reservations' rows count)
+	FOREACH t IN ARRAY ARRAY['location', 'allocation_policy', 'sku', 'stock_location',
+							 'stock_slot', 'stock_ledger', 'stock_ledger_archive',
+							 'purged_confirmed', 'reservation', 'reservation_line',
+							 'reservation_archive', 'tenant_grant'] LOOP
+		EXECUTE format('SELECT count(*) FROM inventory.%I x WHERE x.tenant <> ''*''
+						   AND inventory._partition_of(x.tenant) = $1
+						   AND NOT inventory._visible_in(x.xmin, $2)', t)
+		   INTO n USING partition, copy_snapshot;
+		changed := changed + n;
+	END LOOP;
+	RETURN changed;
+END
+$$;
 COMMENT ON FUNCTION inventory.partition_changed_since(integer, pg_snapshot) IS
 	'0.10, for a partition move: how many rows of the tenants of partition were written after copy_snapshot (taken before the move copied them) and are visible now (the move''s prepared delete keeps the rows it deleted visible to others): writes that reached this node without the router''s pause (a direct connection, a tool), which the move would otherwise delete unseen; the move aborts (40001) when there are any. Events are not counted (a relay marks them published meanwhile; the move copies the unpublished ones). Superusers only. Errors: 42501.';
 
@@ -1890,4 +1891,5 @@ REVOKE ALL ON FUNCTION inventory.node_number(), inventory.set_node_number(intege
 	inventory.partition_rows(integer, text, pg_snapshot), inventory.partition_freeze(integer),
 	inventory.partition_import(jsonb), inventory.partition_delete(integer),
 	inventory.partition_changed_since(integer, pg_snapshot),
-	inventory._rows_of(jsonb, text), inventory._visible_in(xid, pg_snapshot) FROM PUBLIC;
+	inventory._rows_of(jsonb, text), inventory._visible_in(xid, pg_snapshot),
+	inventory._partition_of(text) FROM PUBLIC;

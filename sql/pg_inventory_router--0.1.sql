@@ -189,7 +189,7 @@ BEGIN
 	-- shared: calls for a partition run side by side; a move holds it
 	-- exclusively, and a call that waited here reads the new placement
 	PERFORM pg_catalog.pg_advisory_xact_lock_shared(1885825394,
-		pg_catalog.hashtext(tenant) OPERATOR(pg_catalog.&) 63);
+		inventory_router.partition_of(tenant));
 	RETURN 'pg_inventory';
 END
 $$;

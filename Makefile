@@ -5,6 +5,7 @@ PG_CONFIG ?= /usr/lib/postgresql/15/bin/pg_config
 
 # the control file is the only place that states the version
 EXTVERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory.control)
+ROUTER_VERSION := $(shell sed -n "s/^default_version *= *'\(.*\)'/\1/p" extension/pg_inventory_router.control)
 
 MODULE_big = pg_inventory
 OBJS = src/pg_inventory.o src/statement.o src/call.o src/auth.o src/validate.o \
@@ -12,13 +13,15 @@ OBJS = src/pg_inventory.o src/statement.o src/call.o src/auth.o src/validate.o \
 	src/invariants.o src/outbox.o src/retention.o src/worker.o src/location.o \
 	src/level.o src/console.o src/backend_cache.o
 MODULEDIR = extension
-# sql/pg_inventory.sql is the full script of the current version, installed
-# under its versioned name; the released full script and every upgrade
-# step are installed as they are
+# sql/pg_inventory.sql and sql/pg_inventory_router.sql are the full scripts
+# of the current versions, installed under their versioned names; the
+# first released full scripts and every upgrade step are installed as they
+# are
 DATA = extension/pg_inventory.control sql/pg_inventory--0.1.sql \
 	$(wildcard sql/pg_inventory--*--*.sql) \
-	extension/pg_inventory_router.control $(wildcard sql/pg_inventory_router--*.sql)
-DATA_built = sql/pg_inventory--$(EXTVERSION).sql
+	extension/pg_inventory_router.control sql/pg_inventory_router--0.1.sql \
+	$(wildcard sql/pg_inventory_router--*--*.sql)
+DATA_built = sql/pg_inventory--$(EXTVERSION).sql sql/pg_inventory_router--$(ROUTER_VERSION).sql
 
 # The scheduler tests need a server with pg_inventory and pg_cron preloaded
 # and the databases worker_test and cron_test (make test sets that up); a
@@ -44,6 +47,9 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 sql/pg_inventory--$(EXTVERSION).sql: sql/pg_inventory.sql
+	cp $< $@
+
+sql/pg_inventory_router--$(ROUTER_VERSION).sql: sql/pg_inventory_router.sql
 	cp $< $@
 
 .PHONY: deps test demo demo-cluster bench bench-cpu bench-cluster

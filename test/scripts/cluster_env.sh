@@ -100,6 +100,11 @@ cluster_role() {
 	for s in router $(for k in $(seq 1 "$CLUSTER_NODES"); do echo "node$k"; done); do
 		cluster_sql "$s" -c "CREATE ROLE \"$name\" LOGIN PASSWORD '$pass' $options" || return 1
 	done
+	# an application role does not see PL/Proxy's notice "dropping stale
+	# conn" (README section 10); a superuser keeps its NOTICEs
+	case $options in *SUPERUSER*) ;; *)
+		cluster_sql router -c "ALTER ROLE \"$name\" IN DATABASE inventory_router SET client_min_messages = warning" || return 1 ;;
+	esac
 	for k in $(seq 1 "$CLUSTER_NODES"); do
 		echo "127.0.0.1:${CLUSTER_PORT[node$k]}:inventory:$name:$pass" >>"$CLUSTER_DIR/router.pgpass"
 	done

@@ -44,7 +44,7 @@ source test/scripts/cluster_env.sh
 # shellcheck source=test/scripts/tap.sh
 source test/scripts/tap.sh
 
-PLAN=41
+PLAN=42
 WORK=$(mktemp -d /tmp/pg_inventory_router_test.XXXXXX)
 chmod 755 "$WORK"   # the servers run as postgres under it
 CLUSTER_DIR=$WORK/cluster
@@ -59,6 +59,15 @@ if ! cluster_start 3 >"$WORK/start.log" 2>&1; then
 	exit 1
 fi
 ok "the cluster (3 nodes and a router) starts"
+
+# the router as an operator who installed 0.1 and updates it later (below):
+# the same nodes and placement
+renodes=$(cluster_val router -c "SELECT string_agg(pg_catalog.format('SELECT inventory_router.set_node(%L, %L);', name, connstr), ' ' ORDER BY name)
+	FROM inventory_router.node")
+cluster_sql router -c 'DROP EXTENSION pg_inventory_router' \
+	-c "CREATE EXTENSION pg_inventory_router VERSION '0.1'" -c "$renodes" \
+	-c "SELECT inventory_router.place_partitions(ARRAY['node1', 'node2', 'node3'])" >/dev/null ||
+	not_ok "pg_inventory_router 0.1 installed"
 
 # a node of its own for the same calls on one server: node1's server, a
 # database "single"
@@ -91,6 +100,18 @@ for s in node1 node2 node3; do
 done
 psql -X -q -h "$CLUSTER_DIR/node1" -p "${CLUSTER_PORT[node1]}" -U postgres -d single \
 	-c "SELECT inventory.grant_tenant('*', 'ops')" >/dev/null
+
+# ALTER EXTENSION pg_inventory_router UPDATE in a session that has called
+# through the router (PL/Proxy's saved plans name functions the update
+# replaces): its calls go on; then the router is the current version
+check "the router updated from 0.1 while a session calls through it: its calls before and after succeed" \
+	"0.1|5|0.2|10|0.2" "$(cluster_val router -v ON_ERROR_STOP=1 \
+		-c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory_router'" \
+		-c 'SET ROLE ops' -c "SELECT inventory.restock('upgraded', 'u-1', 'sku-u', 5)" \
+		-c 'RESET ROLE' -c 'ALTER EXTENSION pg_inventory_router UPDATE' \
+		-c "SELECT extversion FROM pg_extension WHERE extname = 'pg_inventory_router'" \
+		-c 'SET ROLE ops' -c "SELECT inventory.restock('upgraded', 'u-2', 'sku-u', 5)" \
+		-c 'RESET ROLE' -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_inventory_router'" 2>&1 | paste -sd'|')"
 
 # as ROLE through TCP with its password: on the router, or on the single node
 as() { # as ROLE TARGET psql-args...
@@ -133,8 +154,9 @@ check "the contract run raised the errors it is made to raise (IN001 2, IN002 1,
 
 # ------------------------------------------------------------ placement
 TENANTS="'acme', 'hooli', 'initech', 'tyrell', 'umbrella', 'globex'"
+# and the tenant the update check above restocked
 expected=$(cluster_val router -c "SELECT string_agg(t || '=' || inventory_router.node_of(t), ' ' ORDER BY t)
-	FROM unnest(ARRAY[$TENANTS]) AS t")
+	FROM unnest(ARRAY[$TENANTS, 'upgraded']) AS t")
 got=$(for k in 1 2 3; do
 	cluster_val "node$k" -c "SELECT t || '=node$k' FROM (
 		SELECT tenant AS t FROM inventory.stock_slot UNION SELECT tenant FROM inventory.reservation
@@ -142,7 +164,7 @@ got=$(for k in 1 2 3; do
 		UNION SELECT tenant FROM inventory.tenant_grant WHERE tenant <> '*') AS x"
 done | sort | tr '\n' ' ' | sed 's/ $//')
 check "every tenant's rows (stock, reservations, ledger, events, grants) are on its node only" "$expected" "$got"
-check "the six tenants lie on all three nodes" \
+check "the tenants lie on all three nodes" \
 	"[ \"\$(printf '%s\n' $expected | sed 's/.*=//' | sort -u | wc -l)\" = 3 ]"
 ids=$(for k in 1 2 3; do cluster_val "node$k" -c "SELECT id FROM inventory.reservation"; done)
 check "reservation ids are unique across the nodes (node numbers 1, 2, 3)" \

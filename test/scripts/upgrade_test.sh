@@ -26,7 +26,10 @@ if [ -z "$default" ]; then
 	exit 1
 fi
 count=$(wc -w <<<"$olds")
-echo "1..$((count * 5))"
+# pg_inventory_router's released versions, updated the same way
+rdefault=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_inventory_router'")
+rolds=$(q -d postgres -c "SELECT version FROM pg_available_extension_versions WHERE name = 'pg_inventory_router' AND version <> '$rdefault' ORDER BY string_to_array(version, '.')::int[]")
+echo "1..$((count * 5 + $(wc -w <<<"$rolds") * 4))"
 
 # one line per property of every object in schema inventory
 catalog=$(cat <<'SQL'
@@ -36,34 +39,46 @@ SELECT 'column ' || c.relname || '.' || a.attname || ' ' || format_type(a.atttyp
        || coalesce(' comment ' || col_description(c.oid, a.attnum), '')
 FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
 LEFT JOIN pg_attrdef d ON d.adrelid = c.oid AND d.adnum = a.attnum
-WHERE c.relnamespace = 'inventory'::regnamespace
+WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
 UNION ALL
 SELECT 'relation ' || c.relname || ' ' || c.relkind::text || ' acl ' || coalesce(c.relacl::text, '-')
        || ' comment ' || coalesce(obj_description(c.oid, 'pg_class'), '-')
-FROM pg_class c WHERE c.relnamespace = 'inventory'::regnamespace
+FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
 UNION ALL
 SELECT 'constraint ' || conrelid::regclass || '.' || conname || ' ' || pg_get_constraintdef(oid)
-FROM pg_constraint WHERE connamespace = 'inventory'::regnamespace
+FROM pg_constraint WHERE connamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
 UNION ALL
 SELECT 'index ' || pg_get_indexdef(indexrelid)
-FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'inventory'::regnamespace)
+FROM pg_index WHERE indrelid IN (SELECT oid FROM pg_class WHERE relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@)))
 UNION ALL
 SELECT 'function ' || pg_get_functiondef(p.oid) || ' acl ' || coalesce(p.proacl::text, '-')
        || ' comment ' || coalesce(obj_description(p.oid, 'pg_proc'), '-')
-FROM pg_proc p WHERE p.pronamespace = 'inventory'::regnamespace
+FROM pg_proc p WHERE p.pronamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
 UNION ALL
 SELECT 'view ' || c.relname || ' ' || pg_get_viewdef(c.oid)
-FROM pg_class c WHERE c.relnamespace = 'inventory'::regnamespace AND c.relkind = 'v'
+FROM pg_class c WHERE c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@)) AND c.relkind = 'v'
 UNION ALL
 SELECT 'type ' || t.typname || ' ' || coalesce(obj_description(t.oid, 'pg_type'), '-')
-FROM pg_type t WHERE t.typnamespace = 'inventory'::regnamespace
+FROM pg_type t WHERE t.typnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
+UNION ALL
+SELECT 'trigger ' || pg_get_triggerdef(t.oid)
+FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
+WHERE NOT t.tgisinternal AND c.relnamespace IN (SELECT oid FROM pg_namespace WHERE nspname IN (@NS@))
 ORDER BY 1
 SQL
 )
 
+# the schemas of pg_inventory, and of pg_inventory_router
+ns_router="'inventory', 'inventory_router', 'plproxy'"
+ns="'inventory'"
+catalog_router=${catalog//@NS@/$ns_router}
+catalog=${catalog//@NS@/$ns}
+
 members='SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
   WHERE refclassid = $$pg_extension$$::regclass AND deptype = $$e$$
   AND refobjid = (SELECT oid FROM pg_extension WHERE extname = $$pg_inventory$$) ORDER BY 1'
+router_ext='$$pg_inventory_router$$'
+members_router=${members//\$\$pg_inventory\$\$/$router_ext}
 
 for old in $olds; do
 	cleanup
@@ -90,5 +105,34 @@ for old in $olds; do
 		'[ "$before" = "$(q -d upgrade_old -c "SELECT count(*) FROM inventory.outbox" -c "SELECT count(*) FROM inventory.reservation_transition")" ]'
 	check "$old -> $default: new calls work and invariants hold" \
 		'[ "$(q -d upgrade_old -c "SELECT status FROM inventory.reserve('"'t', 'k2', 'A', 1"')" -c "SELECT count(*) FROM inventory.check_invariants()")" = "$(printf "reserved\n0")" ]'
+done
+
+# pg_inventory_router: a router database with nodes and a placement (no
+# node is reached: PL/Proxy connects at the first call only)
+for old in $rolds; do
+	cleanup
+	mkdir -p "$tmp"
+	q -d postgres -c 'CREATE DATABASE upgrade_fresh' -c 'CREATE DATABASE upgrade_old'
+	q -d upgrade_fresh -c 'SET client_min_messages = warning' -c 'CREATE EXTENSION pg_inventory_router CASCADE'
+	q -d upgrade_old -c 'SET client_min_messages = warning' \
+		-c "CREATE EXTENSION pg_inventory_router VERSION '$old' CASCADE" \
+		-c "SELECT inventory_router.set_node('node_a', 'host=127.0.0.1 port=1 dbname=a')" \
+		-c "SELECT inventory_router.set_node('node_b', 'host=127.0.0.1 port=2 dbname=b')" \
+		-c "SELECT inventory_router.place_partitions(ARRAY['node_a', 'node_b'])" >/dev/null
+	kept="SELECT count(*), string_agg(node || ' ' || partition, ',' ORDER BY partition) FROM inventory_router.placement"
+	before=$(q -d upgrade_old -c "$kept" -c 'SELECT version FROM inventory_router.cluster_version')
+	q -d upgrade_old -c 'ALTER EXTENSION pg_inventory_router UPDATE'
+	check "router $old -> $rdefault: extversion is $rdefault" \
+		'[ "$(q -d upgrade_old -c "SELECT extversion FROM pg_extension WHERE extname = '"'pg_inventory_router'"'")" = "$rdefault" ]'
+	q -d upgrade_fresh -c "$catalog_router" >"$tmp/fresh.catalog"
+	q -d upgrade_old -c "$catalog_router" >"$tmp/old.catalog"
+	check "router $old -> $rdefault: same objects as a fresh install ($(wc -l <"$tmp/fresh.catalog") definitions)" \
+		'[ -s "$tmp/fresh.catalog" ] && diff -u "$tmp/fresh.catalog" "$tmp/old.catalog"'
+	q -d upgrade_fresh -c "$members_router" >"$tmp/fresh.members"
+	q -d upgrade_old -c "$members_router" >"$tmp/old.members"
+	check "router $old -> $rdefault: same extension members" \
+		'diff -u "$tmp/fresh.members" "$tmp/old.members"'
+	check "router $old -> $rdefault: nodes, placement and configuration version kept" \
+		'[ "$before" = "$(q -d upgrade_old -c "$kept" -c "SELECT version FROM inventory_router.cluster_version")" ]'
 done
 [ "$failed" -eq 0 ]

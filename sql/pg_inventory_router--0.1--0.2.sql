@@ -56,8 +56,10 @@ COMMENT ON FUNCTION inventory_router.cluster_for(text) IS
 	'The CLUSTER of every tenant-scoped proxy function: takes the tenant''s partition lock in share mode until the end of the router transaction (advisory lock 1885825394, partition: pg_locks shows classid 1885825394, objid the partition, objsubid 2), then names the cluster "pg_inventory". PL/Proxy reads the configuration''s version after this, so a call that waited for a move runs on the partition''s new node. Plain SQL that PL/Proxy''s saved plan inlines (0.2). Errors: 22023 when tenant is NULL (as the node would say), 0A000 outside READ COMMITTED.';
 
 -- PL/Proxy's version function changes its result type (integer -> SETOF
--- integer): dropped and created again
-DROP FUNCTION plproxy.get_cluster_version(text);
+-- integer): the old one is renamed, the new one created, the old one's
+-- privileges carried over (a DBA may have revoked it from PUBLIC and
+-- granted it to the application roles), and the old one dropped
+ALTER FUNCTION plproxy.get_cluster_version(text) RENAME TO get_cluster_version_0_1;
 -- On every call: PL/Proxy runs SELECT * FROM plproxy.get_cluster_version($1)
 -- through a saved plan.  A set-returning SQL function in FROM is inlined
 -- there (a scalar one whose body reads a table is not: it would be parsed
@@ -73,11 +75,38 @@ END;
 COMMENT ON FUNCTION plproxy.get_cluster_version(text) IS
 	'PL/Proxy calls it at every call: the version of the cluster "pg_inventory" (inventory_router.cluster_version), one row; no row for another cluster, which PL/Proxy reports as an error. A set-returning SQL function so that PL/Proxy''s saved plan inlines it (0.2). Errors: none.';
 
--- the privileges of a fresh install: PUBLIC may execute both (the
+DO $$
+DECLARE
+	a record;
+BEGIN
+	-- PUBLIC first, as a fresh install grants it (the acl in the same order)
+	IF EXISTS (SELECT 1 FROM pg_catalog.pg_proc p,
+					  pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) x
+				WHERE p.oid = 'plproxy.get_cluster_version_0_1(text)'::pg_catalog.regprocedure
+				  AND x.grantee = 0) THEN
+		GRANT EXECUTE ON FUNCTION plproxy.get_cluster_version(text) TO PUBLIC;
+	ELSE
+		REVOKE EXECUTE ON FUNCTION plproxy.get_cluster_version(text) FROM PUBLIC;
+	END IF;
+	FOR a IN SELECT x.grantee, x.is_grantable
+			   FROM pg_catalog.pg_proc p,
+					pg_catalog.aclexplode(coalesce(p.proacl, pg_catalog.acldefault('f', p.proowner))) x
+			  WHERE p.oid = 'plproxy.get_cluster_version_0_1(text)'::pg_catalog.regprocedure
+				AND x.grantee NOT IN (0, p.proowner)
+			  ORDER BY x.grantee
+	LOOP
+		EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION plproxy.get_cluster_version(text) TO %I%s',
+			pg_catalog.pg_get_userbyid(a.grantee),
+			CASE WHEN a.is_grantable THEN ' WITH GRANT OPTION' ELSE '' END);
+	END LOOP;
+END
+$$;
+DROP FUNCTION plproxy.get_cluster_version_0_1(text);
+
+-- the privileges of a fresh install: PUBLIC may execute it (the
 -- functions of schema inventory_router are revoked from PUBLIC first)
 REVOKE ALL ON FUNCTION inventory_router._cluster_for_checked(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION inventory_router._cluster_for_checked(text),
-	plproxy.get_cluster_version(text) TO PUBLIC;
+GRANT EXECUTE ON FUNCTION inventory_router._cluster_for_checked(text) TO PUBLIC;
 
 -- the proxy functions: no SET clause
 DO $$

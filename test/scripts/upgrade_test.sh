@@ -29,7 +29,7 @@ count=$(wc -w <<<"$olds")
 # pg_inventory_router's released versions, updated the same way
 rdefault=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_inventory_router'")
 rolds=$(q -d postgres -c "SELECT version FROM pg_available_extension_versions WHERE name = 'pg_inventory_router' AND version <> '$rdefault' ORDER BY string_to_array(version, '.')::int[]")
-echo "1..$((count * 5 + $(wc -w <<<"$rolds") * 4))"
+echo "1..$((count * 5 + $(wc -w <<<"$rolds") * 5))"
 
 # one line per property of every object in schema inventory
 catalog=$(cat <<'SQL'
@@ -134,5 +134,17 @@ for old in $rolds; do
 		'diff -u "$tmp/fresh.members" "$tmp/old.members"'
 	check "router $old -> $rdefault: nodes, placement and configuration version kept" \
 		'[ "$before" = "$(q -d upgrade_old -c "$kept" -c "SELECT version FROM inventory_router.cluster_version")" ]'
+	# a DBA who gave PL/Proxy's version function to one role instead of
+	# PUBLIC keeps that through the step that replaces the function
+	q -d upgrade_old -c 'SET client_min_messages = warning' -c 'DROP ROLE IF EXISTS upgrade_router_app' \
+		-c 'CREATE ROLE upgrade_router_app' -c 'DROP EXTENSION pg_inventory_router' \
+		-c "CREATE EXTENSION pg_inventory_router VERSION '$old'" \
+		-c 'REVOKE EXECUTE ON FUNCTION plproxy.get_cluster_version(text) FROM PUBLIC' \
+		-c 'GRANT EXECUTE ON FUNCTION plproxy.get_cluster_version(text) TO upgrade_router_app' \
+		-c 'ALTER EXTENSION pg_inventory_router UPDATE' >/dev/null
+	check "router $old -> $rdefault: the privileges on plproxy.get_cluster_version, which the step replaces, are kept" \
+		"f|t" "$(q -d upgrade_old -c "SELECT has_function_privilege('public', 'plproxy.get_cluster_version(text)', 'EXECUTE'),
+			has_function_privilege('upgrade_router_app', 'plproxy.get_cluster_version(text)', 'EXECUTE')" \
+			-c 'DROP EXTENSION pg_inventory_router' -c 'DROP ROLE upgrade_router_app')"
 done
 [ "$failed" -eq 0 ]

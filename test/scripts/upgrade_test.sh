@@ -80,6 +80,26 @@ members='SELECT pg_describe_object(classid, objid, objsubid) FROM pg_depend
 router_ext='$$pg_inventory_router$$'
 members_router=${members//\$\$pg_inventory\$\$/$router_ext}
 
+# updated EXT LABEL CATALOG MEMBERS: upgrade_old (filled at an older
+# version) updated to EXT's default version, then three checks: its
+# version, the same objects (CATALOG) and the same extension members
+# (MEMBERS) as upgrade_fresh
+updated() {
+	local ext=$1 label=$2 cat=$3 mem=$4 want
+	want=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = '$ext'")
+	q -d upgrade_old -c "ALTER EXTENSION $ext UPDATE"
+	check "$label -> $want: extversion is $want" \
+		"$want" "$(q -d upgrade_old -c "SELECT extversion FROM pg_extension WHERE extname = '$ext'")"
+	q -d upgrade_fresh -c "$cat" >"$tmp/fresh.catalog"
+	q -d upgrade_old -c "$cat" >"$tmp/old.catalog"
+	check "$label -> $want: same objects as a fresh install ($(wc -l <"$tmp/fresh.catalog") definitions)" \
+		'[ -s "$tmp/fresh.catalog" ] && diff -u "$tmp/fresh.catalog" "$tmp/old.catalog"'
+	q -d upgrade_fresh -c "$mem" >"$tmp/fresh.members"
+	q -d upgrade_old -c "$mem" >"$tmp/old.members"
+	check "$label -> $want: same extension members" \
+		'diff -u "$tmp/fresh.members" "$tmp/old.members"'
+}
+
 for old in $olds; do
 	cleanup
 	mkdir -p "$tmp"
@@ -90,17 +110,7 @@ for old in $olds; do
 		-c "SELECT inventory.reserve('t', 'k', 'A', 2)" \
 		-c "SELECT inventory.confirm('t', 'k')" >/dev/null
 	before=$(q -d upgrade_old -c 'SELECT count(*) FROM inventory.outbox' -c 'SELECT count(*) FROM inventory.reservation_transition')
-	q -d upgrade_old -c 'ALTER EXTENSION pg_inventory UPDATE'
-	check "$old -> $default: extversion is $default" \
-		'[ "$(q -d upgrade_old -c "SELECT extversion FROM pg_extension WHERE extname = '"'pg_inventory'"'")" = "$default" ]'
-	q -d upgrade_fresh -c "$catalog" >"$tmp/fresh.catalog"
-	q -d upgrade_old -c "$catalog" >"$tmp/old.catalog"
-	check "$old -> $default: same objects as a fresh install ($(wc -l <"$tmp/fresh.catalog") definitions)" \
-		'[ -s "$tmp/fresh.catalog" ] && diff -u "$tmp/fresh.catalog" "$tmp/old.catalog"'
-	q -d upgrade_fresh -c "$members" >"$tmp/fresh.members"
-	q -d upgrade_old -c "$members" >"$tmp/old.members"
-	check "$old -> $default: same extension members" \
-		'diff -u "$tmp/fresh.members" "$tmp/old.members"'
+	updated pg_inventory "$old" "$catalog" "$members"
 	check "$old -> $default: rows kept" \
 		'[ "$before" = "$(q -d upgrade_old -c "SELECT count(*) FROM inventory.outbox" -c "SELECT count(*) FROM inventory.reservation_transition")" ]'
 	check "$old -> $default: new calls work and invariants hold" \
@@ -121,17 +131,7 @@ for old in $rolds; do
 		-c "SELECT inventory_router.place_partitions(ARRAY['node_a', 'node_b'])" >/dev/null
 	kept="SELECT count(*), string_agg(node || ' ' || partition, ',' ORDER BY partition) FROM inventory_router.placement"
 	before=$(q -d upgrade_old -c "$kept" -c 'SELECT version FROM inventory_router.cluster_version')
-	q -d upgrade_old -c 'ALTER EXTENSION pg_inventory_router UPDATE'
-	check "router $old -> $rdefault: extversion is $rdefault" \
-		'[ "$(q -d upgrade_old -c "SELECT extversion FROM pg_extension WHERE extname = '"'pg_inventory_router'"'")" = "$rdefault" ]'
-	q -d upgrade_fresh -c "$catalog_router" >"$tmp/fresh.catalog"
-	q -d upgrade_old -c "$catalog_router" >"$tmp/old.catalog"
-	check "router $old -> $rdefault: same objects as a fresh install ($(wc -l <"$tmp/fresh.catalog") definitions)" \
-		'[ -s "$tmp/fresh.catalog" ] && diff -u "$tmp/fresh.catalog" "$tmp/old.catalog"'
-	q -d upgrade_fresh -c "$members_router" >"$tmp/fresh.members"
-	q -d upgrade_old -c "$members_router" >"$tmp/old.members"
-	check "router $old -> $rdefault: same extension members" \
-		'diff -u "$tmp/fresh.members" "$tmp/old.members"'
+	updated pg_inventory_router "router $old" "$catalog_router" "$members_router"
 	check "router $old -> $rdefault: nodes, placement and configuration version kept" \
 		'[ "$before" = "$(q -d upgrade_old -c "$kept" -c "SELECT version FROM inventory_router.cluster_version")" ]'
 	# a DBA who gave PL/Proxy's version function to one role instead of

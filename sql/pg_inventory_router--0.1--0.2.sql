@@ -108,6 +108,12 @@ DROP FUNCTION plproxy.get_cluster_version_0_1(text);
 REVOKE ALL ON FUNCTION inventory_router._cluster_for_checked(text) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION inventory_router._cluster_for_checked(text) TO PUBLIC;
 
+-- node_of reads the placement as its owner: an operator granted EXECUTE
+-- on it had 42501 (no SELECT on inventory_router.placement)
+ALTER FUNCTION inventory_router.node_of(text) SECURITY DEFINER;
+COMMENT ON FUNCTION inventory_router.node_of(text) IS
+	'The node that owns tenant (through its partition); NULL when the partition is not placed (while it moves: still the source). For operators (GRANT EXECUTE on it: README section 10; it reads the placement as its owner); calls route the same way. Errors: none.';
+
 -- the proxy functions: no SET clause
 DO $$
 DECLARE

@@ -117,14 +117,17 @@ CREATE FUNCTION inventory_router.partition_of(tenant text)
 COMMENT ON FUNCTION inventory_router.partition_of(text) IS
 	'The partition (0 to 63) of tenant: hashtext(tenant) & 63, the same on every PostgreSQL server, so a node computes it too. Fixed for the life of the cluster: adding a node moves partitions, never rehashes tenants. NULL for NULL.';
 
+-- SECURITY DEFINER: an operator granted EXECUTE on it reads the placement
+-- through it without SELECT on the table (0.2; 0.1 raised 42501 for them)
 CREATE FUNCTION inventory_router.node_of(tenant text)
 	RETURNS text
 	LANGUAGE sql STABLE STRICT
+	SECURITY DEFINER
 	SET search_path = pg_catalog, pg_temp
 	RETURN (SELECT p.node FROM inventory_router.placement p
 			WHERE p.partition = inventory_router.partition_of(tenant));
 COMMENT ON FUNCTION inventory_router.node_of(text) IS
-	'The node that owns tenant (through its partition); NULL when the partition is not placed (while it moves: still the source). For operators (GRANT EXECUTE on it: README section 10); calls route the same way. Errors: none.';
+	'The node that owns tenant (through its partition); NULL when the partition is not placed (while it moves: still the source). For operators (GRANT EXECUTE on it: README section 10; it reads the placement as its owner); calls route the same way. Errors: none.';
 
 CREATE FUNCTION inventory_router._require_read_committed()
 	RETURNS void

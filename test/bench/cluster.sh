@@ -185,13 +185,16 @@ DIRECT=$(med direct 1 4); ROUTED=$(med routed 1 4); PACED=$(med paced 1 4)
 RATIO=$(awk -v a="$ROUTED" -v b="$DIRECT" 'BEGIN { printf "%.2f", a / b }')
 VERDICT=$(awk -v r="$RATIO" 'BEGIN { print (r >= 0.7) ? "**MET**" : "**NOT MET**" }')
 R_US=$(med routed 1 5); D_US=$(med direct 1 6); N_US=$(med routed 1 6); P_US=$(med paced 1 6)
+# a node's CPU per routed call on a machine of its own: a direct call at
+# full rate plus the difference at equal rates
+N_MODEL=$(awk -v d="$D_US" -v n="$N_US" -v p="$P_US" 'BEGIN { x = n - p; if (x < 0) x = 0; printf "%.1f", d + x }')
 CORES=$(nproc)
 {
 	cat <<EOF
 # pg_inventory on several nodes: benchmark
 
 Written by \`make bench-cluster\` (test/bench/cluster.sh; also run by \`make
-bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql extension || echo ' with uncommitted changes'); $CORES cores, $ROUNDS round(s) of $SECS s per point, $CLIENTS clients,
+bench\`) on $(date -u '+%Y-%m-%d %H:%M UTC'), commit $(git rev-parse --short HEAD)$(git diff --quiet HEAD -- src sql extension test/bench/cluster.sh || echo ' with uncommitted changes'); $CORES cores, $ROUNDS round(s) of $SECS s per point, $CLIENTS clients,
 medians over the rounds. Every server runs on this machine
 (test/scripts/cluster_env.sh: passwords on every TCP connection,
 synchronous_commit on); the router reaches the nodes over loopback.
@@ -228,8 +231,8 @@ rates a routed call costs the node $(awk -v n="$N_US" -v p="$P_US" 'BEGIN { prin
 (PL/Proxy sends each call as a query the node parses and plans, over
 TCP). With the
 router on machines of its own, as in production, a node would serve routed
-calls at about $(awk -v d="$D_US" -v n="$N_US" -v p="$P_US" 'BEGIN { x = n - p; if (x < 0) x = 0; printf "%.2f", d / (d + x) }')x its direct rate (its CPU per direct call over that
-plus the difference at equal rates).
+calls at about $(awk -v d="$D_US" -v m="$N_MODEL" 'BEGIN { printf "%.2f", d / m }')x its direct rate (its CPU per direct call over that
+plus the difference at equal rates: the model below).
 
 ## 1, 2 and 3 nodes
 
@@ -258,17 +261,19 @@ which the model below turns into N machines.
 ## The model for N machines
 
 A node serves C / (its CPU per call) calls per second on C cores; a router
-C / (its CPU per call). With the CPU per call measured here (router
-$R_US µs, node $N_US µs per reserve, commit flushes included), a cluster of N
+C / (its CPU per call). On a node machine of its own a node runs at its
+full rate: a routed call costs it what a direct call costs at full rate
+($D_US µs) plus what a routed call costs more at equal rates (above):
+$N_MODEL µs, commit flushes included; the router $R_US µs. A cluster of N
 node machines of C cores behind R router machines of C cores serves about
 
-    min(N x C / ${N_US}µs, R x C / ${R_US}µs)
+    min(N x C / ${N_MODEL}µs, R x C / ${R_US}µs)
 
 reserves per second, as long as the tenants spread over the partitions
 (one tenant's calls always go to one node: a single tenant is served at
 most at one node's rate) and the nodes' disks keep up with their commits.
-For example, with C = 8: $(awk -v n="$N_US" -v c=8 'BEGIN { printf "%.0f", c * 1e6 / n }') calls/s per node machine and
-$(awk -v r="$R_US" -v c=8 'BEGIN { printf "%.0f", c * 1e6 / r }') per router machine: about $(awk -v n="$N_US" -v r="$R_US" 'BEGIN { printf "%.1f", n / r }') node machines per router machine.
+For example, with C = 8: $(awk -v n="$N_MODEL" -v c=8 'BEGIN { printf "%.0f", c * 1e6 / n }') calls/s per node machine and
+$(awk -v r="$R_US" -v c=8 'BEGIN { printf "%.0f", c * 1e6 / r }') per router machine: about $(awk -v n="$N_MODEL" -v r="$R_US" 'BEGIN { printf "%.1f", n / r }') node machines per router machine.
 Routers hold no state but the placement: run several behind a pooler and
 add them as nodes are added.
 

@@ -86,7 +86,9 @@ cluster_start() {
 	_cluster_server router || return 1
 	psql -X -q -h "$CLUSTER_DIR/router" -p "${CLUSTER_PORT[router]}" -U postgres -d postgres \
 		-c 'CREATE DATABASE inventory_router' || return 1
-	cluster_sql router -c 'CREATE EXTENSION pg_inventory_router CASCADE' || return 1
+	# as README section 10 sets a router up
+	cluster_sql router -c 'CREATE EXTENSION pg_inventory_router CASCADE' \
+		-c 'ALTER DATABASE inventory_router SET client_min_messages = warning' || return 1
 	for k in $(seq 1 "$n"); do
 		cluster_sql router -c "SELECT inventory_router.set_node('node$k',
 			'host=127.0.0.1 port=${CLUSTER_PORT[node$k]} dbname=inventory connect_timeout=2 passfile=$CLUSTER_DIR/router.pgpass')" >/dev/null || return 1
@@ -100,10 +102,11 @@ cluster_role() {
 	for s in router $(for k in $(seq 1 "$CLUSTER_NODES"); do echo "node$k"; done); do
 		cluster_sql "$s" -c "CREATE ROLE \"$name\" LOGIN PASSWORD '$pass' $options" || return 1
 	done
-	# an application role does not see PL/Proxy's notice "dropping stale
-	# conn" (README section 10); a superuser keeps its NOTICEs
-	case $options in *SUPERUSER*) ;; *)
-		cluster_sql router -c "ALTER ROLE \"$name\" IN DATABASE inventory_router SET client_min_messages = warning" || return 1 ;;
+	# the router's database hides PL/Proxy's notice "dropping stale conn"
+	# from every role (README section 10); a superuser, who moves
+	# partitions, keeps its NOTICEs
+	case $options in *SUPERUSER*)
+		cluster_sql router -c "ALTER ROLE \"$name\" IN DATABASE inventory_router SET client_min_messages = notice" || return 1 ;;
 	esac
 	for k in $(seq 1 "$CLUSTER_NODES"); do
 		echo "127.0.0.1:${CLUSTER_PORT[node$k]}:inventory:$name:$pass" >>"$CLUSTER_DIR/router.pgpass"

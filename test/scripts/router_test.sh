@@ -174,8 +174,11 @@ check "reservation ids are unique across the nodes (node numbers 1, 2, 3)" \
 check "a tenant not granted to app: 42501 through the router" \
 	"42501" "$(qa app router -c "SELECT status FROM inventory.reserve('wayne', 'w-1', 'sku-1', 1)" 2>&1 | sed -n 's/^ERROR:  //p')"
 qa ops router -c "SELECT inventory.restock('wayne', 'open-1', 'sku-1', 5)" >/dev/null
-check "ops grants wayne to app through the router: on wayne's node only" \
-	"t|$(cluster_val router -c "SELECT inventory_router.node_of('wayne')")" \
+# the operator finds wayne's node as README section 10 grants it (node_of
+# reads the placement as its owner)
+cluster_sql router -c "GRANT EXECUTE ON FUNCTION inventory_router.node_of(text) TO ops"
+check "ops grants wayne to app through the router: on wayne's node only, the node ops finds with node_of" \
+	"t|$(qa ops router -c "SELECT inventory_router.node_of('wayne')" 2>&1)" \
 	"$(qa ops router -c "SELECT inventory.grant_tenant('wayne', 'app')")|$(for k in 1 2 3; do
 		cluster_val "node$k" -c "SELECT 'node$k' FROM inventory.tenant_grant WHERE tenant = 'wayne'"; done)"
 check "then app reserves for wayne through the router" \

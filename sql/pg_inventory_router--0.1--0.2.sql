@@ -114,7 +114,17 @@ ALTER FUNCTION inventory_router.node_of(text) SECURITY DEFINER;
 COMMENT ON FUNCTION inventory_router.node_of(text) IS
 	'The node that owns tenant (through its partition); NULL when the partition is not placed (while it moves: still the source). For operators (GRANT EXECUTE on it: README section 10; it reads the placement as its owner); calls route the same way. Errors: none.';
 
--- the proxy functions: no SET clause
+-- the configuration's version: the comment of 0.2 (its random start is
+-- for CREATE EXTENSION; an updated router keeps its version)
+COMMENT ON TABLE inventory_router.cluster_version IS
+	'One row: the version of the cluster configuration, raised by every change of node, placement or cluster_setting; PL/Proxy reads it at every call (plproxy.get_cluster_version) and reloads the configuration when it changed. Starts at a random number (0.2), so that sessions that cached a dropped router''s version reload after CREATE EXTENSION.';
+
+-- pg_dump writes the rows of the configuration (0.2)
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.node', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.placement', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.cluster_setting', '');
+
+-- the proxy functions: no SET clause (their other settings, a site's, stay)
 DO $$
 DECLARE
 	f regprocedure;
@@ -124,9 +134,9 @@ BEGIN
 				AND d.refclassid = 'pg_catalog.pg_extension'::regclass AND d.deptype = 'e'
 			   JOIN pg_catalog.pg_extension e ON e.oid = d.refobjid AND e.extname = 'pg_inventory_router'
 			  WHERE p.prolang = (SELECT l.oid FROM pg_catalog.pg_language l WHERE l.lanname = 'plproxy')
-				AND p.proconfig IS NOT NULL
+				AND 'client_min_messages=warning' OPERATOR(pg_catalog.=) ANY (p.proconfig)
 	LOOP
-		EXECUTE pg_catalog.format('ALTER FUNCTION %s RESET ALL', f);
+		EXECUTE pg_catalog.format('ALTER FUNCTION %s RESET client_min_messages', f);
 	END LOOP;
 END
 $$;

@@ -84,9 +84,20 @@ CREATE TABLE inventory_router.cluster_version (
 	one			boolean PRIMARY KEY DEFAULT true CHECK (one),
 	version		integer NOT NULL
 );
-INSERT INTO inventory_router.cluster_version (version) VALUES (1);
+-- a random start (0.2; 0.1 started at 1): a session that cached the
+-- version of a router dropped and created again never takes the new
+-- router's configuration for the one it cached
+INSERT INTO inventory_router.cluster_version (version)
+	VALUES (1 + (pg_catalog.random() * 1073741823)::integer);
 COMMENT ON TABLE inventory_router.cluster_version IS
-	'One row: the version of the cluster configuration, raised by every change of node, placement or cluster_setting; PL/Proxy reads it at every call (plproxy.get_cluster_version) and reloads the configuration when it changed.';
+	'One row: the version of the cluster configuration, raised by every change of node, placement or cluster_setting; PL/Proxy reads it at every call (plproxy.get_cluster_version) and reloads the configuration when it changed. Starts at a random number (0.2), so that sessions that cached a dropped router''s version reload after CREATE EXTENSION.';
+
+-- pg_dump writes the rows of the configuration (0.2): a restored router
+-- routes as the dumped one (cluster_version is written anew by CREATE
+-- EXTENSION, and raised by the restored rows)
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.node', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.placement', '');
+SELECT pg_catalog.pg_extension_config_dump('inventory_router.cluster_setting', '');
 
 CREATE FUNCTION inventory_router._configuration_changed()
 	RETURNS trigger

@@ -13,7 +13,8 @@ set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/tap.sh"
 tmp=$(mktemp -d /tmp/pg_inventory_upgrade.XXXXXX)
 cleanup() {
-	q -d postgres -c 'DROP DATABASE IF EXISTS upgrade_fresh' -c 'DROP DATABASE IF EXISTS upgrade_old' >/dev/null 2>&1
+	q -d postgres -c 'DROP DATABASE IF EXISTS upgrade_fresh' -c 'DROP DATABASE IF EXISTS upgrade_old' \
+		-c 'DROP DATABASE IF EXISTS upgrade_restored' >/dev/null 2>&1
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -29,7 +30,7 @@ count=$(wc -w <<<"$olds")
 # pg_inventory_router's released versions, updated the same way
 rdefault=$(q -d postgres -c "SELECT default_version FROM pg_available_extensions WHERE name = 'pg_inventory_router'")
 rolds=$(q -d postgres -c "SELECT version FROM pg_available_extension_versions WHERE name = 'pg_inventory_router' AND version <> '$rdefault' ORDER BY string_to_array(version, '.')::int[]")
-echo "1..$((count * 5 + $(wc -w <<<"$rolds") * 5))"
+echo "1..$((count * 5 + $(wc -w <<<"$rolds") * 6))"
 
 # one line per property of every object in schema inventory
 catalog=$(cat <<'SQL'
@@ -134,6 +135,14 @@ for old in $rolds; do
 	updated pg_inventory_router "router $old" "$catalog_router" "$members_router"
 	check "router $old -> $rdefault: nodes, placement and configuration version kept" \
 		'[ "$before" = "$(q -d upgrade_old -c "$kept" -c "SELECT version FROM inventory_router.cluster_version")" ]'
+	# pg_dump writes the configuration's rows: a restored router has the
+	# same nodes and placement
+	q -d postgres -c 'CREATE DATABASE upgrade_restored'
+	"${PG_BIN:+$PG_BIN/}pg_dump" -Fc -f "$tmp/router.dump" upgrade_old &&
+		"${PG_BIN:+$PG_BIN/}pg_restore" -d upgrade_restored "$tmp/router.dump"
+	check "router $old -> $rdefault: pg_dump and pg_restore keep the nodes and the placement" \
+		"$(q -d upgrade_old -c "$kept" -c 'SELECT count(*) FROM inventory_router.node')" \
+		"$(q -d upgrade_restored -c "$kept" -c 'SELECT count(*) FROM inventory_router.node')"
 	# a DBA who gave PL/Proxy's version function to one role instead of
 	# PUBLIC keeps that through the step that replaces the function
 	q -d upgrade_old -c 'SET client_min_messages = warning' -c 'DROP ROLE IF EXISTS upgrade_router_app' \
@@ -141,10 +150,12 @@ for old in $rolds; do
 		-c "CREATE EXTENSION pg_inventory_router VERSION '$old'" \
 		-c 'REVOKE EXECUTE ON FUNCTION plproxy.get_cluster_version(text) FROM PUBLIC' \
 		-c 'GRANT EXECUTE ON FUNCTION plproxy.get_cluster_version(text) TO upgrade_router_app' \
+		-c "ALTER FUNCTION inventory.reserve(text, text, text, integer, interval) SET statement_timeout = '5s'" \
 		-c 'ALTER EXTENSION pg_inventory_router UPDATE' >/dev/null
-	check "router $old -> $rdefault: the privileges on plproxy.get_cluster_version, which the step replaces, are kept" \
-		"f|t" "$(q -d upgrade_old -c "SELECT has_function_privilege('public', 'plproxy.get_cluster_version(text)', 'EXECUTE'),
-			has_function_privilege('upgrade_router_app', 'plproxy.get_cluster_version(text)', 'EXECUTE')" \
+	check "router $old -> $rdefault: a site's privileges on plproxy.get_cluster_version (replaced by the step) and settings of a proxy are kept" \
+		"f|t|{statement_timeout=5s}" "$(q -d upgrade_old -c "SELECT has_function_privilege('public', 'plproxy.get_cluster_version(text)', 'EXECUTE'),
+			has_function_privilege('upgrade_router_app', 'plproxy.get_cluster_version(text)', 'EXECUTE'),
+			(SELECT proconfig FROM pg_proc WHERE oid = 'inventory.reserve(text, text, text, integer, interval)'::regprocedure)" \
 			-c 'DROP EXTENSION pg_inventory_router' -c 'DROP ROLE upgrade_router_app')"
 done
 [ "$failed" -eq 0 ]

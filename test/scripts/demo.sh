@@ -100,20 +100,12 @@ op_sql() { psql -X -q -v ON_ERROR_STOP=1 -P footer=off -d demo -U inventory_oper
 op_val() { psql -X -q -v ON_ERROR_STOP=1 -At -d demo -U inventory_operator "$@"; }
 shop_sql() { psql -X -q -v ON_ERROR_STOP=1 -P footer=off -d demo -U shop_app "$@"; }
 
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	if declare -F rmq_destroy >/dev/null; then rmq_destroy 2>/dev/null || true; fi
-	if declare -F pg_destroy >/dev/null; then pg_destroy 2>/dev/null || true; fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=test/scripts/demo_build.sh
+source test/scripts/demo_build.sh
+trap demo_cleanup EXIT
 
 # ------------------------------------------------------------------ 1
 step "1. packages and build"
-# shellcheck source=test/scripts/demo_build.sh
-source test/scripts/demo_build.sh
 demo_build "$WORK"
 echo "pg_inventory built and installed"
 echo "inventory-relay and inventory-fulfiller built in build/"

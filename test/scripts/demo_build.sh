@@ -1,6 +1,11 @@
 # shellcheck shell=bash
 # test/scripts/demo_build.sh: step 1 of both demos (demo.sh, demo_cluster.sh),
-# sourced by them.
+# and their cleanup, sourced by them.
+#
+# PIDS, demo_cleanup: the demo adds the programs it starts to PIDS; trapped
+# on EXIT, demo_cleanup kills them, stops the servers it started (whichever
+# of rmq_destroy, pg_destroy, cluster_destroy it has sourced) and removes
+# WORK.
 #
 # demo_build LOGDIR: installs the missing packages (deps.sh), builds and
 # installs the extensions into the system's PostgreSQL 15 (make install, the
@@ -22,4 +27,14 @@ demo_build() {
 	fi
 	RELAY=build/src/relay/inventory-relay
 	FULFILLER=build/src/fulfiller/inventory-fulfiller
+}
+
+PIDS=()
+demo_cleanup() {
+	local p f
+	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
+	for f in rmq_destroy pg_destroy cluster_destroy; do
+		if declare -F "$f" >/dev/null; then "$f" 2>/dev/null || true; fi
+	done
+	rm -rf "$WORK"
 }

@@ -46,20 +46,12 @@ TENANTS="ARRAY['acme', 'globex', 'initech', 'umbrella', 'hooli', 'stark', 'wayne
 step() { printf '\n== %s == (at %d s)\n' "$*" "$SECONDS"; }
 die() { echo "demo-cluster: $*" >&2; exit 1; }
 
-PIDS=()
-cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill -KILL "$p" 2>/dev/null || true; done
-	if declare -F rmq_destroy >/dev/null; then rmq_destroy 2>/dev/null || true; fi
-	if declare -F cluster_destroy >/dev/null; then cluster_destroy 2>/dev/null || true; fi
-	rm -rf "$WORK"
-}
-trap cleanup EXIT
+# shellcheck source=test/scripts/demo_build.sh
+source test/scripts/demo_build.sh
+trap demo_cleanup EXIT
 
 # ------------------------------------------------------------------ 1
 step "1. packages and build"
-# shellcheck source=test/scripts/demo_build.sh
-source test/scripts/demo_build.sh
 demo_build "$WORK"
 echo "pg_inventory, pg_inventory_router, inventory-relay and inventory-fulfiller built"
 

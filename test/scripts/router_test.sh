@@ -139,6 +139,14 @@ release() {
 	exec 7>&-
 	wait "$hold_pid"
 }
+# until_prepared NODE NODE: wait (at most 30 s) until both nodes hold a
+# prepared transaction (a move's halves)
+until_prepared() {
+	local deadline=$((SECONDS + 30))
+	until [ "$(cluster_val "$1" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
+		[ "$(cluster_val "$2" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] ||
+		[ $SECONDS -ge $deadline ]; do sleep 0.05; done
+}
 
 # ------------------------------------------------------------ the contract
 for target in single router; do
@@ -372,9 +380,7 @@ cluster_role Mover2 Mover2-secret SUPERUSER
 hold router "SELECT * FROM inventory_router.cluster_version FOR UPDATE"
 qa Mover2 router -c "CALL inventory_router.move_partition($P, '$from')" >"$WORK/move3.log" 2>&1 &
 move3_pid=$!
-deadline=$((SECONDS + 30))
-until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
-	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+until_prepared "$from" "$to"
 resolved=$(as mover router -q -c "CALL inventory_router.resolve_moves()" 2>&1 | grep -c 'still running')
 release
 wait "$move3_pid"; rc3=$?
@@ -391,9 +397,7 @@ check "resolve_moves leaves a move that is still running alone; the move (by \"M
 hold router "SELECT * FROM inventory_router.cluster_version FOR UPDATE"
 qa mover router -c "CALL inventory_router.move_partition($P, '$to')" >"$WORK/move4.log" 2>&1 &
 move4_pid=$!
-deadline=$((SECONDS + 30))
-until [ "$(cluster_val "$from" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] &&
-	[ "$(cluster_val "$to" -c "SELECT count(*) FROM pg_prepared_xacts")" -ge 1 ] || [ $SECONDS -ge $deadline ]; do sleep 0.05; done
+until_prepared "$from" "$to"
 cluster_val router -c "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query LIKE 'CALL inventory_router.move_partition%'" >/dev/null
 wait "$move4_pid"
 release
